@@ -1,0 +1,106 @@
+/// An ordered list of header fields: names compare without regard to ASCII case, values are
+/// raw bytes (obs-text and UTF-8 pass through untouched).
+///
+/// Order and duplicates are kept as received; lookups return the first match.
+public struct HeaderFields: Equatable, Sendable, Sequence {
+    /// One header field as received.
+    public struct Field: Equatable, Sendable {
+        /// The name bytes as received (a token).
+        public var name: [UInt8]
+        /// The value bytes, without surrounding whitespace.
+        public var value: [UInt8]
+
+        /// Creates a field from bytes.
+        public init(name: [UInt8], value: [UInt8]) {
+            self.name = name
+            self.value = value
+        }
+
+        /// Creates a field from strings (UTF-8).
+        public init(_ name: String, _ value: String) {
+            self.init(name: Array(name.utf8), value: Array(value.utf8))
+        }
+
+        /// The name as a string.
+        public var nameString: String { String(decoding: name, as: UTF8.self) }
+        /// The value decoded as UTF-8 (invalid sequences become U+FFFD).
+        public var valueString: String { String(decoding: value, as: UTF8.self) }
+    }
+
+    /// The fields in the order received.
+    public private(set) var fields: [Field]
+
+    /// Creates an empty list.
+    public init() {
+        fields = []
+    }
+
+    /// Creates a list from name/value string pairs.
+    public init(_ pairs: [(String, String)]) {
+        fields = pairs.map { Field($0.0, $0.1) }
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Appends a field, keeping any earlier field of the same name.
+    public mutating func append(_ field: Field) {
+        fields.append(field)
+    }
+
+    /// Appends a field from strings.
+    public mutating func append(name: String, value: String) {
+        fields.append(Field(name, value))
+    }
+
+    /// Removes every field called `name`.
+    public mutating func removeAll(named name: String) {
+        let bytes = Array(name.utf8)
+        fields.removeAll { asciiCaseInsensitiveEquals($0.name, bytes) }
+    }
+
+    /// Replaces every field called `name` with one field holding `value`, at the position of
+    /// the first one (or at the end).
+    public mutating func set(name: String, value: String) {
+        let bytes = Array(name.utf8)
+        if let index = fields.firstIndex(where: { asciiCaseInsensitiveEquals($0.name, bytes) }) {
+            fields[index] = Field(name, value)
+            var next = index + 1
+            while next < fields.count {
+                if asciiCaseInsensitiveEquals(fields[next].name, bytes) {
+                    fields.remove(at: next)
+                } else {
+                    next += 1
+                }
+            }
+        } else {
+            fields.append(Field(name, value))
+        }
+    }
+
+    /// The value bytes of the first field called `name`.
+    public func first(_ name: String) -> [UInt8]? {
+        let bytes = Array(name.utf8)
+        return fields.first { asciiCaseInsensitiveEquals($0.name, bytes) }?.value
+    }
+
+    /// The value of the first field called `name`, decoded as UTF-8.
+    public subscript(name: String) -> String? {
+        first(name).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// How many fields are called `name`.
+    public func count(of name: String) -> Int {
+        let bytes = Array(name.utf8)
+        return fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, bytes) ? 1 : 0) }
+    }
+
+    /// True when a field called `name` is present.
+    public func contains(_ name: String) -> Bool {
+        first(name) != nil
+    }
+
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+}

@@ -1,0 +1,139 @@
+/// A media type as in a `Content-Type` header: `type/subtype` with parameters.
+///
+/// Parsing is strict and single-pass: tokens per RFC 9110, no whitespace around `=`,
+/// quoted strings with backslash escapes, parameter names case-insensitive and unique.
+public struct MediaType: Equatable, Sendable, CustomStringConvertible {
+    /// The top-level type in lower case (`image`).
+    public var type: String
+    /// The subtype in lower case (`png`).
+    public var subtype: String
+    /// Parameters in the order received; names are lower case and unique.
+    public var parameters: [HeaderParameter]
+
+    /// Creates a media type; `type` and `subtype` are folded to lower case.
+    public init(type: String, subtype: String, parameters: [HeaderParameter] = []) {
+        self.type = type.lowercased()
+        self.subtype = subtype.lowercased()
+        self.parameters = parameters
+    }
+
+    /// Parses a `Content-Type` value.
+    ///
+    /// - Throws: `HTTPCoreError` naming the reason and the byte offset within `value`.
+    public static func parse(_ value: some Collection<UInt8>) throws(HTTPCoreError) -> MediaType {
+        var scanner = ParameterScanner(Array(value))
+        scanner.skipWhitespace()
+        let type = scanner.token()
+        guard !type.isEmpty else {
+            throw HTTPCoreError(scanner.isAtEnd ? .empty : .invalidMediaType, at: scanner.index)
+        }
+        guard scanner.consume(UInt8(ascii: "/")) else {
+            throw HTTPCoreError(.invalidMediaType, at: scanner.index)
+        }
+        let subtype = scanner.token()
+        guard !subtype.isEmpty else { throw HTTPCoreError(.invalidMediaType, at: scanner.index) }
+        var parameters: [HeaderParameter] = []
+        var more = try scanner.parameterSeparator()
+        while more {
+            scanner.skipWhitespace()
+            if scanner.isAtEnd { break }
+            if scanner.current == UInt8(ascii: ";") {
+                scanner.advance()
+                continue
+            }
+            let nameStart = scanner.index
+            let name = scanner.token()
+            guard !name.isEmpty, scanner.consume(UInt8(ascii: "=")) else {
+                throw HTTPCoreError(.invalidParameter, at: scanner.index)
+            }
+            let parameter: HeaderParameter
+            if scanner.current == UInt8(ascii: "\"") {
+                let value = try scanner.quotedString(escapesAnyByte: true)
+                parameter = HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: true)
+            } else {
+                let value = scanner.token()
+                guard !value.isEmpty else { throw HTTPCoreError(.invalidParameter, at: scanner.index) }
+                parameter = HeaderParameter(
+                    name: name.lowercasedASCIIString, value: Array(value), wasQuoted: false)
+            }
+            if parameters.contains(where: { $0.name == parameter.name }) {
+                throw HTTPCoreError(.duplicateParameter(parameter.name), at: nameStart)
+            }
+            parameters.append(parameter)
+            more = try scanner.parameterSeparator()
+        }
+        return MediaType(
+            type: type.lowercasedASCIIString, subtype: subtype.lowercasedASCIIString,
+            parameters: parameters)
+    }
+
+    /// Parses a `Content-Type` value given as a string.
+    public static func parse(_ value: String) throws(HTTPCoreError) -> MediaType {
+        try parse(Array(value.utf8))
+    }
+
+    /// `type/subtype` without parameters.
+    public var essence: String { "\(type)/\(subtype)" }
+
+    /// The value of parameter `name` (case-insensitive), as bytes.
+    public func parameter(_ name: String) -> [UInt8]? {
+        let lowered = name.lowercased()
+        return parameters.first { $0.name == lowered }?.value
+    }
+
+    /// True for `multipart/form-data`.
+    public var isMultipartFormData: Bool { type == "multipart" && subtype == "form-data" }
+
+    /// The `boundary` parameter, validated against RFC 2046 §5.1.1: 1 to 70 characters from
+    /// `bchars`, not ending in a space.
+    ///
+    /// - Throws: `.invalidBoundary` when missing or malformed.
+    public func multipartBoundary() throws(HTTPCoreError) -> [UInt8] {
+        guard let boundary = parameter("boundary") else {
+            throw HTTPCoreError(.invalidBoundary, at: 0)
+        }
+        try Self.validateBoundary(boundary)
+        return boundary
+    }
+
+    /// Checks a boundary against RFC 2046 §5.1.1.
+    public static func validateBoundary(_ boundary: [UInt8]) throws(HTTPCoreError) {
+        guard (1...70).contains(boundary.count), boundary.last != 0x20 else {
+            throw HTTPCoreError(.invalidBoundary, at: min(boundary.count, 70))
+        }
+        if let bad = boundary.firstIndex(where: { !ByteClass.isBoundaryChar($0) }) {
+            throw HTTPCoreError(.invalidBoundary, at: bad)
+        }
+    }
+
+    /// Whether this type matches `pattern`: `*/*`, `type/*` or an exact `type/subtype`.
+    public func matches(_ pattern: String) -> Bool {
+        let parts = pattern.lowercased().split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return false }
+        if parts[0] == "*" { return parts[1] == "*" }
+        return parts[0] == type && (parts[1] == "*" || parts[1] == subtype)
+    }
+
+    /// Canonical form: lower-case type and names, values quoted when they are not tokens.
+    public var serialized: [UInt8] {
+        var out = Array(essence.utf8)
+        for parameter in parameters {
+            out.append(contentsOf: "; \(parameter.name)=".utf8)
+            if !parameter.value.isEmpty && parameter.value.allSatisfy(ByteClass.isTokenChar) {
+                out.append(contentsOf: parameter.value)
+            } else {
+                out.append(UInt8(ascii: "\""))
+                for byte in parameter.value {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                        out.append(UInt8(ascii: "\\"))
+                    }
+                    out.append(byte)
+                }
+                out.append(UInt8(ascii: "\""))
+            }
+        }
+        return out
+    }
+
+    public var description: String { String(decoding: serialized, as: UTF8.self) }
+}

@@ -1,0 +1,148 @@
+/// A single forward pass over a header value of the form `token *( OWS ";" OWS parameter )`.
+///
+/// Never backtracks: every method consumes bytes or leaves the position where it was.
+struct ParameterScanner {
+    let bytes: [UInt8]
+    private(set) var index: Int = 0
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { index >= bytes.count }
+
+    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    mutating func advance() {
+        index += 1
+    }
+
+    /// Skips spaces and tabs.
+    mutating func skipWhitespace() {
+        while let byte = current, byte == 0x20 || byte == 0x09 {
+            index += 1
+        }
+    }
+
+    /// Consumes `byte` if it is next.
+    mutating func consume(_ byte: UInt8) -> Bool {
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// Consumes the longest run of token characters (possibly empty).
+    mutating func token() -> ArraySlice<UInt8> {
+        let start = index
+        while let byte = current, ByteClass.isTokenChar(byte) {
+            index += 1
+        }
+        return bytes[start..<index]
+    }
+
+    /// Consumes a quoted string starting at the opening `"` and returns its unescaped content.
+    ///
+    /// - Parameter escapesAnyByte: `true` reads `\x` as `x` for every byte (RFC 9110
+    ///   quoted-pair); `false` only for `\"` and `\\`, keeping other backslashes literal as
+    ///   browsers send them in file names.
+    mutating func quotedString(escapesAnyByte: Bool) throws(HTTPCoreError) -> [UInt8] {
+        let open = index
+        index += 1
+        var value: [UInt8] = []
+        while let byte = current {
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return value
+            case UInt8(ascii: "\\"):
+                if index + 1 < bytes.count,
+                    escapesAnyByte || ByteClass.isQuotedPairTarget(bytes[index + 1])
+                {
+                    let escaped = bytes[index + 1]
+                    guard !ByteClass.isForbiddenInFieldValue(escaped) else {
+                        throw HTTPCoreError(.controlCharacter, at: index + 1)
+                    }
+                    value.append(escaped)
+                    index += 2
+                } else {
+                    value.append(byte)
+                    index += 1
+                }
+            default:
+                guard !ByteClass.isForbiddenInFieldValue(byte) else {
+                    throw HTTPCoreError(.controlCharacter, at: index)
+                }
+                value.append(byte)
+                index += 1
+            }
+        }
+        throw HTTPCoreError(.unterminatedQuotedString, at: open)
+    }
+
+    /// Consumes an unquoted value up to the next `;` or the end, trimming trailing whitespace.
+    ///
+    /// A `"` inside the value is an error: the value would read differently to a parser that
+    /// expects quoting.
+    mutating func unquotedValue() throws(HTTPCoreError) -> [UInt8] {
+        let start = index
+        var end = index
+        while let byte = current, byte != UInt8(ascii: ";") {
+            if byte == UInt8(ascii: "\"") {
+                throw HTTPCoreError(.invalidParameter, at: index)
+            }
+            if ByteClass.isForbiddenInFieldValue(byte) {
+                throw HTTPCoreError(.controlCharacter, at: index)
+            }
+            index += 1
+            if byte != 0x20 && byte != 0x09 {
+                end = index
+            }
+        }
+        return Array(bytes[start..<end])
+    }
+
+    /// After a parameter value: optional whitespace, then `;` or the end.
+    ///
+    /// Returns `false` at the end of the input, `true` after consuming `;`.
+    mutating func parameterSeparator() throws(HTTPCoreError) -> Bool {
+        skipWhitespace()
+        if isAtEnd { return false }
+        guard consume(UInt8(ascii: ";")) else {
+            throw HTTPCoreError(.junkAfterQuotedValue, at: index)
+        }
+        return true
+    }
+
+    /// The rest of the input from the current position.
+    mutating func rest() -> ArraySlice<UInt8> {
+        let slice = bytes[index...]
+        index = bytes.count
+        return slice
+    }
+}
+
+/// One `name=value` parameter of a header value, with its name folded to lower case.
+public struct HeaderParameter: Equatable, Sendable {
+    /// The parameter name in lower case (names are case-insensitive).
+    public var name: String
+    /// The value after unquoting and unescaping.
+    public var value: [UInt8]
+    /// Whether the value was sent as a quoted string.
+    public var wasQuoted: Bool
+
+    /// Creates a parameter.
+    public init(name: String, value: [UInt8], wasQuoted: Bool) {
+        self.name = name
+        self.value = value
+        self.wasQuoted = wasQuoted
+    }
+
+    /// The value decoded as UTF-8.
+    public var valueString: String { String(decoding: value, as: UTF8.self) }
+}
+
+extension ArraySlice<UInt8> {
+    var lowercasedASCIIString: String {
+        String(decoding: self.map(\.asciiLowercased), as: UTF8.self)
+    }
+}

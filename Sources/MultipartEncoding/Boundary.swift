@@ -1,0 +1,48 @@
+public import HTTPCore
+
+/// A multipart boundary: 1 to 70 RFC 2046 characters.
+public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The boundary bytes, without the leading `--`.
+    public let bytes: [UInt8]
+
+    /// Wraps a boundary, validating it against RFC 2046 §5.1.1.
+    public init(_ bytes: [UInt8]) throws(HTTPCoreError) {
+        try MediaType.validateBoundary(bytes)
+        self.bytes = bytes
+    }
+
+    /// Wraps a boundary given as a string.
+    public init(_ string: String) throws(HTTPCoreError) {
+        try self.init(Array(string.utf8))
+    }
+
+    /// A fresh boundary: `----FormGate` followed by 32 hex digits (128 random bits).
+    ///
+    /// The default generator is the system's cryptographically secure one (`getrandom(2)` on
+    /// Linux), so a client cannot predict the boundary and plant it in its content.
+    public static func random() -> Boundary {
+        var generator = SystemRandomNumberGenerator()
+        return random(using: &generator)
+    }
+
+    /// A fresh boundary from `generator` (inject a seeded one in tests).
+    public static func random(using generator: inout some RandomNumberGenerator) -> Boundary {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = Array("----FormGate".utf8)
+        for _ in 0..<2 {
+            var word = generator.next() as UInt64
+            for _ in 0..<16 {
+                bytes.append(digits[Int(word & 0xF)])
+                word >>= 4
+            }
+        }
+        return Boundary(unchecked: bytes)
+    }
+
+    private init(unchecked bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The boundary as a string.
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+}

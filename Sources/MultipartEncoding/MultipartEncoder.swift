@@ -1,0 +1,80 @@
+public import HTTPCore
+
+/// Writes a canonical RFC 7578 body into any `ByteSink`, one part at a time.
+///
+/// Output: CRLF line breaks, `--boundary` delimiters, one `Content-Disposition: form-data`
+/// per part (see `ContentDisposition.serialized` for quoting), then the other headers given.
+/// Content bytes are written as they come. The caller streams: `beginPart`, `writeBody`
+/// any number of times, then the next `beginPart` or `finish`.
+public struct MultipartEncoder: Sendable {
+    /// The boundary this encoder writes.
+    public let boundary: Boundary
+    /// Parts begun so far.
+    public private(set) var partCount = 0
+    /// Whether `finish` was called.
+    public private(set) var isFinished = false
+
+    private let firstDelimiter: [UInt8]
+    private let nextDelimiter: [UInt8]
+    private let closeDelimiter: [UInt8]
+
+    /// Creates an encoder; by default with a fresh random boundary.
+    public init(boundary: Boundary = .random()) {
+        self.boundary = boundary
+        firstDelimiter = Array("--".utf8) + boundary.bytes + [0x0D, 0x0A]
+        nextDelimiter = [0x0D, 0x0A] + firstDelimiter
+        closeDelimiter = [0x0D, 0x0A] + Array("--".utf8) + boundary.bytes + Array("--\r\n".utf8)
+    }
+
+    /// The `Content-Type` header value announcing this body.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// Starts a part: delimiter, `Content-Disposition`, `headers` in order, blank line.
+    ///
+    /// `headers` must not contain `Content-Disposition`; names must be tokens and values free
+    /// of control characters (so nothing can inject a header line).
+    public mutating func beginPart(
+        _ disposition: ContentDisposition, headers: HeaderFields = HeaderFields(),
+        into sink: inout some ByteSink
+    ) throws(MultipartEncodingError) {
+        guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
+        for field in headers {
+            guard !field.name.isEmpty, field.name.allSatisfy(ByteClass.isTokenChar),
+                !asciiCaseInsensitiveEquals(field.name, "content-disposition".utf8),
+                !field.value.contains(where: ByteClass.isForbiddenInFieldValue)
+            else { throw MultipartEncodingError(.invalidHeader(field.nameString)) }
+        }
+        var head: [UInt8] = []
+        head.reserveCapacity(160)
+        head.append(contentsOf: partCount == 0 ? firstDelimiter : nextDelimiter)
+        head.append(contentsOf: "Content-Disposition: ".utf8)
+        head.append(contentsOf: disposition.serialized)
+        head.append(contentsOf: [0x0D, 0x0A])
+        for field in headers {
+            head.append(contentsOf: field.name)
+            head.append(contentsOf: ": ".utf8)
+            head.append(contentsOf: field.value)
+            head.append(contentsOf: [0x0D, 0x0A])
+        }
+        head.append(contentsOf: [0x0D, 0x0A])
+        sink.write(head)
+        partCount += 1
+    }
+
+    /// Writes content bytes of the current part as they are.
+    @inlinable
+    public func writeBody(_ bytes: UnsafeRawBufferPointer, into sink: inout some ByteSink) {
+        sink.write(bytes)
+    }
+
+    /// Writes the closing delimiter and a final CRLF.
+    public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
+        guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
+        if partCount == 0 {
+            sink.write(closeDelimiter[2...])
+        } else {
+            sink.write(closeDelimiter)
+        }
+        isFinished = true
+    }
+}

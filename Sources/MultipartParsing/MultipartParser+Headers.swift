@@ -1,0 +1,144 @@
+import HTTPCore
+
+extension MultipartParser {
+    /// Collects header lines (bounded by `partHeaderBytes`) until the empty line.
+    mutating func scanHeaders(
+        _ buffer: UnsafeRawBufferPointer, from start: Int, _ handler: inout some MultipartEventHandler
+    ) throws(MultipartError) -> Int {
+        var index = start
+        while index < buffer.count {
+            let byte = buffer[index]
+            headerBytes += 1
+            guard headerBytes <= limits.partHeaderBytes else {
+                throw MultipartError(.limitExceeded(.partHeaderBytes), at: offset(index))
+            }
+            if byte == 0x0A {
+                guard headerLineCR == (lineEnding == .crlf) else {
+                    throw MultipartError(
+                        headerLineCR ? .controlCharacterInHeader : .mixedLineEndings, at: offset(index))
+                }
+                headerLineCR = false
+                index += 1
+                if headerLine.isEmpty {
+                    try beginPart(at: index, &handler)
+                    return index
+                }
+                try takeHeaderLine(endingAt: index)
+                headerLine.removeAll(keepingCapacity: true)
+                continue
+            }
+            if headerLineCR || (byte == 0x0D && lineEnding == .lf) {
+                throw MultipartError(.controlCharacterInHeader, at: offset(index))
+            }
+            if byte == 0x0D {
+                headerLineCR = true
+            } else {
+                headerLine.append(byte)
+            }
+            index += 1
+        }
+        return index
+    }
+
+    /// Validates one header line and appends it to the part's fields.
+    mutating func takeHeaderLine(endingAt index: Int) throws(MultipartError) {
+        let lineOffset = offset(index) - Int64(headerLine.count) - (lineEnding == .crlf ? 2 : 1)
+        let first = headerLine[0]
+        if first == 0x20 || first == 0x09 {
+            throw MultipartError(
+                headerFields.count == 0 ? .leadingWhitespace : .headerFolding, at: lineOffset)
+        }
+        var colon = 0
+        while colon < headerLine.count, ByteClass.isTokenChar(headerLine[colon]) { colon += 1 }
+        guard colon > 0, colon < headerLine.count else {
+            throw MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon))
+        }
+        switch headerLine[colon] {
+        case UInt8(ascii: ":"): break
+        case 0x20, 0x09: throw MultipartError(.whitespaceBeforeColon, at: lineOffset + Int64(colon))
+        default: throw MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon))
+        }
+        var valueStart = colon + 1
+        var valueEnd = headerLine.count
+        if valueStart < valueEnd, headerLine[valueStart] != 0x20, headerLine[valueStart] != 0x09 {
+            anomalies.insert(.headerWithoutSpace)
+        }
+        while valueStart < valueEnd, headerLine[valueStart] == 0x20 || headerLine[valueStart] == 0x09 {
+            valueStart += 1
+        }
+        while valueEnd > valueStart, headerLine[valueEnd - 1] == 0x20 || headerLine[valueEnd - 1] == 0x09 {
+            valueEnd -= 1
+        }
+        if let bad = headerLine[valueStart..<valueEnd].firstIndex(where: ByteClass.isForbiddenInFieldValue) {
+            throw MultipartError(.controlCharacterInHeader, at: lineOffset + Int64(bad))
+        }
+        guard headerFields.count < limits.headersPerPart else {
+            throw MultipartError(.limitExceeded(.headersPerPart), at: lineOffset)
+        }
+        headerFields.append(
+            HeaderFields.Field(
+                name: Array(headerLine[..<colon]), value: Array(headerLine[valueStart..<valueEnd])))
+    }
+
+    /// The empty line ended the header section: validate it and report the part.
+    mutating func beginPart(at index: Int, _ handler: inout some MultipartEventHandler) throws(MultipartError)
+    {
+        let at = offset(index)
+        for unique in ["Content-Disposition", "Content-Type", "Content-Transfer-Encoding"]
+        where headerFields.count(of: unique) > 1 {
+            throw MultipartError(.duplicateHeader(unique), at: at)
+        }
+        guard let dispositionValue = headerFields.first("Content-Disposition") else {
+            throw MultipartError(.missingContentDisposition, at: at)
+        }
+        let disposition: ContentDisposition
+        do {
+            disposition = try ContentDisposition.parse(dispositionValue)
+        } catch {
+            throw MultipartError(.invalidContentDisposition(error.reason), at: at)
+        }
+        guard disposition.type == "form-data" else {
+            throw MultipartError(.unsupportedDispositionType, at: at)
+        }
+        guard disposition.name != nil else { throw MultipartError(.missingName, at: at) }
+        if disposition.anomalies.contains(.unquotedValue) { anomalies.insert(.unquotedParameter) }
+        if disposition.anomalies.contains(.extendedFilename) { anomalies.insert(.extendedFilename) }
+        if disposition.anomalies.contains(.inlineContentType) { anomalies.insert(.inlineContentType) }
+        if disposition.anomalies.contains(.ignoredJunk) { anomalies.insert(.dispositionJunk) }
+
+        var contentTypeValue = headerFields.first("Content-Type")
+        if let inline = disposition.inlineContentType {
+            guard contentTypeValue == nil else {
+                throw MultipartError(.duplicateHeader("Content-Type"), at: at)
+            }
+            contentTypeValue = inline
+        }
+        var contentType: MediaType?
+        if let contentTypeValue, !contentTypeValue.isEmpty {
+            do {
+                contentType = try MediaType.parse(contentTypeValue)
+            } catch {
+                throw MultipartError(.invalidContentType(error.reason), at: at)
+            }
+        }
+        if headerFields.contains("Content-Transfer-Encoding") { anomalies.insert(.contentTransferEncoding) }
+
+        if disposition.isFile {
+            fileCount += 1
+            guard fileCount <= limits.files else { throw MultipartError(.limitExceeded(.files), at: at) }
+            partByteLimit = limits.fileBytes
+            partLimit = .fileBytes
+        } else {
+            fieldCount += 1
+            guard fieldCount <= limits.fields else { throw MultipartError(.limitExceeded(.fields), at: at) }
+            partByteLimit = limits.fieldBytes
+            partLimit = .fieldBytes
+        }
+        partBytes = 0
+        insidePart = true
+        state = .body
+        let head = PartHead(
+            index: partCount - 1, headers: headerFields, disposition: disposition, contentType: contentType)
+        handler.handle(.partBegin(head))
+    }
+}

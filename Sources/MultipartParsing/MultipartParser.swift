@@ -1,0 +1,193 @@
+import HTTPCore
+
+/// A push parser for `multipart/form-data` bodies (RFC 7578, RFC 2046 §5.1).
+///
+/// Feed it the body in buffers of any size with `feed(_:into:)`, then call `finish(into:)`.
+/// It reports `partBegin`, `body`, `partEnd` and `end` events to a handler. Part content is
+/// handed out as slices of the caller's buffer (no copy); between calls the parser keeps at
+/// most one CR plus a proper prefix of the delimiter, as a count, never the bytes, and it
+/// never looks at a byte of part content twice beyond that prefix. Memory is bounded by the
+/// part header limit, whatever the body size.
+///
+/// Every input split yields the same events (modulo how `body` bytes are chunked).
+/// After an error the parser stays failed and rethrows it.
+public struct MultipartParser {
+    enum State: Equatable {
+        /// Matching `--boundary` at the very first byte.
+        case start(matched: Int)
+        /// Discarding a preamble, matching `\n--boundary`.
+        case preamble(matched: Int)
+        /// The delimiter was matched; the next byte tells delimiter from look-alike data.
+        case afterDelimiter(cr: Bool)
+        /// The delimiter and one `-` were matched.
+        case afterDelimiterDash(cr: Bool)
+        /// The delimiter and a CR were matched.
+        case afterDelimiterCR(cr: Bool)
+        /// A delimiter was accepted: optional padding, then the line break.
+        case delimiterLine
+        /// A delimiter line's CR was read; LF must follow.
+        case delimiterLineCR
+        /// Reading a part's header section.
+        case headers
+        /// Streaming part content, searching for the delimiter.
+        case body
+        /// After `--boundary--`: optional padding, then a line break.
+        case closeLine
+        /// After `--boundary--` and a CR.
+        case closeLineCR
+        /// After the closing delimiter line; everything is ignored.
+        case epilogue
+    }
+
+    enum LineEnding {
+        case crlf, lf
+    }
+
+    /// The limits in force.
+    public let limits: MultipartLimits
+    /// Irregularities repaired so far.
+    public internal(set) var anomalies: MultipartAnomalies = []
+    /// Parts begun so far.
+    public internal(set) var partCount = 0
+    /// Whether the closing delimiter has been read.
+    public var isComplete: Bool {
+        state == .closeLine || state == .closeLineCR || state == .epilogue
+    }
+
+    /// `\n--boundary`: what the body search looks for.
+    let delimiter: [UInt8]
+    /// `\r\n--boundary`: the bytes held back (as a count) while matching.
+    let heldBytes: [UInt8]
+    var delimiterCount: Int { delimiter.count }
+
+    var state: State = .start(matched: 0)
+    var insidePart = false
+    var lineEnding: LineEnding?
+    var consumed: Int64 = 0
+    var failure: MultipartError?
+
+    // Delimiter prefix carried across reads while in `.body`.
+    var carryCR = false
+    var carryMatched = 0
+
+    // Current part.
+    var headerLine: [UInt8] = []
+    var headerLineCR = false
+    var headerBytes = 0
+    var headerFields = HeaderFields()
+    var partBytes: Int64 = 0
+    var partByteLimit: Int64 = 0
+    var partLimit = MultipartError.Limit.fieldBytes
+    var fieldCount = 0
+    var fileCount = 0
+
+    /// Creates a parser for `boundary` (the `boundary` parameter, without leading dashes).
+    ///
+    /// - Throws: `.invalidBoundary` when it is empty, longer than 70 characters or uses
+    ///   characters outside RFC 2046's `bchars`.
+    public init(boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits())
+        throws(MultipartError)
+    {
+        let boundary = Array(boundary)
+        do {
+            try MediaType.validateBoundary(boundary)
+        } catch {
+            throw MultipartError(.invalidBoundary, at: 0)
+        }
+        self.limits = limits
+        self.delimiter = [0x0A, 0x2D, 0x2D] + boundary
+        self.heldBytes = [0x0D] + delimiter
+        self.headerLine.reserveCapacity(256)
+    }
+
+    /// Creates a parser for a boundary given as a string.
+    public init(boundary: String, limits: MultipartLimits = MultipartLimits()) throws(MultipartError) {
+        try self.init(boundary: Array(boundary.utf8), limits: limits)
+    }
+
+    /// Parses the next bytes of the body, reporting events to `handler`.
+    ///
+    /// - Throws: `MultipartError`; after that every call throws the same error.
+    public mutating func feed(
+        _ buffer: UnsafeRawBufferPointer, into handler: inout some MultipartEventHandler
+    )
+        throws(MultipartError)
+    {
+        if let failure { throw failure }
+        do {
+            var index = 0
+            while index < buffer.count {
+                index = try step(buffer, from: index, &handler)
+            }
+        } catch {
+            failure = error
+            throw error
+        }
+        consumed += Int64(buffer.count)
+    }
+
+    /// Parses bytes from an array.
+    public mutating func feed(_ bytes: [UInt8], into handler: inout some MultipartEventHandler)
+        throws(MultipartError)
+    {
+        var thrown: MultipartError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(MultipartError) {
+                try feed(buffer, into: &handler)
+            } catch {
+                thrown = error
+            }
+        }
+        if let thrown { throw thrown }
+    }
+
+    /// Declares the end of the input.
+    ///
+    /// - Throws: `.unexpectedEnd` when the closing delimiter has not been read.
+    public mutating func finish(into handler: inout some MultipartEventHandler) throws(MultipartError) {
+        if let failure { throw failure }
+        switch state {
+        case .closeLine, .closeLineCR:
+            anomalies.insert(.missingFinalLineBreak)
+        case .epilogue:
+            break
+        default:
+            let error = MultipartError(.unexpectedEnd, at: consumed)
+            failure = error
+            throw error
+        }
+    }
+
+    /// Runs the state machine from `index`; returns the index of the first unprocessed byte.
+    mutating func step(
+        _ buffer: UnsafeRawBufferPointer, from index: Int, _ handler: inout some MultipartEventHandler
+    ) throws(MultipartError) -> Int {
+        switch state {
+        case .start(let matched):
+            return try scanStart(buffer, from: index, matched: matched)
+        case .preamble(let matched):
+            return try scanPreamble(buffer, from: index, matched: matched)
+        case .afterDelimiter(let cr):
+            return try afterDelimiter(buffer, from: index, cr: cr, &handler)
+        case .afterDelimiterDash(let cr):
+            return try afterDelimiterDash(buffer, from: index, cr: cr, &handler)
+        case .afterDelimiterCR(let cr):
+            return try afterDelimiterCR(buffer, from: index, cr: cr, &handler)
+        case .delimiterLine, .delimiterLineCR:
+            return try delimiterLine(buffer, from: index)
+        case .headers:
+            return try scanHeaders(buffer, from: index, &handler)
+        case .body:
+            return try scanBody(buffer, from: index, &handler)
+        case .closeLine, .closeLineCR:
+            return closeLine(buffer, from: index)
+        case .epilogue:
+            anomalies.insert(.dataAfter)
+            return buffer.count
+        }
+    }
+
+    func offset(_ index: Int) -> Int64 {
+        consumed + Int64(index)
+    }
+}

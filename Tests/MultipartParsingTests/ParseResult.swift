@@ -1,0 +1,117 @@
+import HTTPCore
+import MultipartParsing
+
+/// One part as the parser reported it: its head and its content, concatenated.
+struct ParsedPart: Equatable {
+    var head: PartHead
+    var content: [UInt8]
+}
+
+/// Everything a parse produced: parts, anomalies, and the error if it failed.
+///
+/// Two failed parses are equal when they fail with the same error at the same offset after
+/// the same part heads: how much content was delivered before the error depends on the splits.
+struct ParseResult: Equatable {
+    var parts: [ParsedPart] = []
+    var anomalies: MultipartAnomalies = []
+    var error: MultipartError?
+    var ended = false
+
+    static func == (lhs: ParseResult, rhs: ParseResult) -> Bool {
+        if lhs.error != nil || rhs.error != nil {
+            return lhs.error == rhs.error && lhs.parts.map(\.head) == rhs.parts.map(\.head)
+        }
+        return lhs.parts == rhs.parts && lhs.anomalies == rhs.anomalies && lhs.ended == rhs.ended
+    }
+}
+
+/// Collects events and checks their order.
+struct Collector: MultipartEventHandler {
+    var result = ParseResult()
+    var open = false
+    var orderViolations: [String] = []
+
+    mutating func handle(_ event: MultipartEvent) {
+        switch event {
+        case .partBegin(let head):
+            if open || result.ended { orderViolations.append("partBegin inside a part or after end") }
+            open = true
+            result.parts.append(ParsedPart(head: head, content: []))
+        case .body(let bytes):
+            if !open || bytes.isEmpty { orderViolations.append("body outside a part or empty") }
+            result.parts[result.parts.count - 1].content.append(contentsOf: bytes)
+        case .partEnd:
+            if !open { orderViolations.append("partEnd without partBegin") }
+            open = false
+        case .end:
+            if open || result.ended { orderViolations.append("end inside a part or twice") }
+            result.ended = true
+        }
+    }
+}
+
+/// Parses `input` fed in the pieces that `cuts` (sorted offsets) make.
+func parse(_ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits(), cuts: [Int] = [])
+    -> ParseResult
+{
+    var collector = Collector()
+    do throws(MultipartError) {
+        var parser = try MultipartParser(boundary: boundary, limits: limits)
+        var start = 0
+        for cut in cuts + [input.count] where cut >= start {
+            try parser.feed(Array(input[start..<cut]), into: &collector)
+            start = cut
+        }
+        try parser.finish(into: &collector)
+        collector.result.anomalies = parser.anomalies
+    } catch {
+        collector.result.error = error
+    }
+    precondition(collector.orderViolations.isEmpty, "event order: \(collector.orderViolations)")
+    return collector.result
+}
+
+/// Parses `input` fed one byte at a time.
+func parseBytewise(_ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits())
+    -> ParseResult
+{
+    parse(input, boundary: boundary, limits: limits, cuts: Array(0..<input.count))
+}
+
+/// A small deterministic generator (SplitMix64) so random splits are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The split plans every parser input goes through: whole, byte by byte, then every single
+/// split point (inputs up to 4 KiB) or 200 seeded random split pairs (larger inputs).
+func splitPlans(count: Int, seed: UInt64 = 7) -> [[Int]] {
+    var plans: [[Int]] = [[]]
+    if count <= 4096 {
+        plans += (1..<max(count, 1)).map { [$0] }
+    } else {
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<200 {
+            let a = Int.random(in: 1..<count, using: &generator)
+            let b = Int.random(in: 1..<count, using: &generator)
+            plans.append([min(a, b), max(a, b)])
+        }
+    }
+    return plans
+}
+
+extension MultipartError.Reason {
+    /// The case name without payload, as the manifest writes it.
+    var caseName: String {
+        let text = "\(self)"
+        return String(text.prefix { $0 != "(" })
+    }
+}
