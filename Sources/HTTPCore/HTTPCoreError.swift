@@ -10,8 +10,8 @@ public struct HTTPCoreError: Error, Equatable, Sendable, CustomStringConvertible
         case invalidParameter
         /// A quoted string is not closed.
         case unterminatedQuotedString
-        /// Characters follow a quoted value before the next `;`.
-        case junkAfterQuotedValue
+        /// Characters follow a value (quoted or not) before the next `;`.
+        case junkAfterValue
         /// A parameter appears twice (`name`, `filename`, `boundary`, …).
         case duplicateParameter(String)
         /// A control character (NUL, CR, LF, …) inside a value.

@@ -108,7 +108,7 @@ struct ParameterScanner {
         skipWhitespace()
         if isAtEnd { return false }
         guard consume(UInt8(ascii: ";")) else {
-            throw HTTPCoreError(.junkAfterQuotedValue, at: index)
+            throw HTTPCoreError(.junkAfterValue, at: index)
         }
         return true
     }

@@ -14,8 +14,7 @@ extension MultipartParser {
             }
             if byte == 0x0A {
                 guard headerLineCR == (lineEnding == .crlf) else {
-                    throw MultipartError(
-                        headerLineCR ? .controlCharacterInHeader : .mixedLineEndings, at: offset(index))
+                    throw MultipartError(.controlCharacterInHeader, at: offset(index))
                 }
                 headerLineCR = false
                 index += 1
@@ -28,7 +27,7 @@ extension MultipartParser {
                 continue
             }
             if headerLineCR || (byte == 0x0D && lineEnding == .lf) {
-                throw MultipartError(.controlCharacterInHeader, at: offset(index))
+                throw MultipartError(.controlCharacterInHeader, at: offset(index) - (headerLineCR ? 1 : 0))
             }
             if byte == 0x0D {
                 headerLineCR = true

@@ -1,5 +1,7 @@
+import Foundation
 import HTTPCore
 import MultipartParsing
+import Testing
 
 /// One part as the parser reported it: its head and its content, concatenated.
 struct ParsedPart: Equatable {
@@ -114,4 +116,29 @@ extension MultipartError.Reason {
         let text = "\(self)"
         return String(text.prefix { $0 != "(" })
     }
+}
+
+/// Parses `input` whole, byte by byte and at every split plan; records an issue if any
+/// feeding differs from the whole input, and returns the whole-input result.
+func parseEverySplit(
+    _ input: [UInt8], boundary: String = "b0undary", limits: MultipartLimits = MultipartLimits(),
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> ParseResult {
+    let boundary = Array(boundary.utf8)
+    let whole = parse(input, boundary: boundary, limits: limits)
+    let bytewise = parseBytewise(input, boundary: boundary, limits: limits)
+    #expect(bytewise == whole, "byte-by-byte differs", sourceLocation: sourceLocation)
+    for cuts in splitPlans(count: input.count) {
+        let split = parse(input, boundary: boundary, limits: limits, cuts: cuts)
+        if split != whole {
+            Issue.record("split at \(cuts) differs: \(split) vs \(whole)", sourceLocation: sourceLocation)
+            break
+        }
+    }
+    return whole
+}
+
+/// A body written with `\n` for CRLF (`lf: true` keeps bare LF).
+func body(_ text: String, lf: Bool = false) -> [UInt8] {
+    Array((lf ? text : text.replacingOccurrences(of: "\n", with: "\r\n")).utf8)
 }
