@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
-            dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding"],
+            dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch"],
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),

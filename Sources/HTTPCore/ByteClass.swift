@@ -3,13 +3,13 @@ public enum ByteClass {
     /// `tchar` of RFC 9110 §5.6.2: the characters of a token (header names, parameter names).
     @inlinable
     public static func isTokenChar(_ byte: UInt8) -> Bool {
-        tokenTable[Int(byte)]
+        inMask(byte, low: tokenLow, high: tokenHigh)
     }
 
     /// `bchars` of RFC 2046 §5.1.1: the characters allowed in a multipart boundary.
     @inlinable
     public static func isBoundaryChar(_ byte: UInt8) -> Bool {
-        boundaryTable[Int(byte)]
+        inMask(byte, low: boundaryLow, high: boundaryHigh)
     }
 
     /// True for bytes that may never appear in a header value: NUL, CR, LF and the other
@@ -28,29 +28,18 @@ public enum ByteClass {
         byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
-    @usableFromInline
-    static let tokenTable: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
+    /// Membership of an ASCII byte in a 128-bit set given as two 64-bit words.
+    @inlinable
+    static func inMask(_ byte: UInt8, low: UInt64, high: UInt64) -> Bool {
+        byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 ? (high >> UInt64(byte - 64)) & 1 == 1 : false
     }
 
-    @usableFromInline
-    static let boundaryTable: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return Array("'()+_,-./:=? ".utf8).contains(byte)
-        }
-    }
+    // Token: ALPHA DIGIT ! # $ % & ' * + - . ^ _ ` | ~
+    @usableFromInline static let tokenLow: UInt64 = 0x03FF_6CFA_0000_0000
+    @usableFromInline static let tokenHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+    // bchars: ALPHA DIGIT ' ( ) + _ , - . / : = ? and space
+    @usableFromInline static let boundaryLow: UInt64 = 0xA7FF_FB81_0000_0000
+    @usableFromInline static let boundaryHigh: UInt64 = 0x07FF_FFFE_87FF_FFFE
 }
 
 extension UInt8 {

@@ -69,10 +69,10 @@ extension ContentDisposition {
             throw HTTPCoreError(scanner.isAtEnd ? .empty : .invalidParameter, at: scanner.index)
         }
         var result = ContentDisposition(name: nil)
-        result.type = type.lowercasedASCIIString
+        if !asciiCaseInsensitiveEquals(type, "form-data".utf8) { result.type = type.lowercasedASCIIString }
         var plainFilename: [UInt8]?
         var extendedFilename: [UInt8]?
-        var seen: Set<String> = []
+        var seen: [ArraySlice<UInt8>] = []
         var more = try scanner.parameterSeparator()
         while more {
             scanner.skipWhitespace()
@@ -81,10 +81,9 @@ extension ContentDisposition {
             let nameStart = scanner.index
             let name = scanner.token()
             guard !name.isEmpty else { throw HTTPCoreError(.invalidParameter, at: scanner.index) }
-            let lowered = name.lowercasedASCIIString
             scanner.skipWhitespace()
             if scanner.consume(UInt8(ascii: ":")) {
-                try result.takeInlineHeader(lowered, &scanner, at: nameStart)
+                try result.takeInlineHeader(name, &scanner, at: nameStart)
                 break
             }
             if scanner.isAtEnd || scanner.current == UInt8(ascii: ";") {
@@ -96,9 +95,11 @@ extension ContentDisposition {
                 throw HTTPCoreError(.invalidParameter, at: scanner.index)
             }
             scanner.skipWhitespace()
-            guard seen.insert(lowered).inserted else {
-                throw HTTPCoreError(.duplicateParameter(lowered), at: nameStart)
+            guard !seen.contains(where: { asciiCaseInsensitiveEquals($0, name) }) else {
+                throw HTTPCoreError(.duplicateParameter(name.lowercasedASCIIString), at: nameStart)
             }
+            seen.append(name)
+            let isExtendedFilename = asciiCaseInsensitiveEquals(name, "filename*".utf8)
             let valueStart = scanner.index
             let value: [UInt8]
             let quoted = scanner.current == UInt8(ascii: "\"")
@@ -106,16 +107,18 @@ extension ContentDisposition {
                 value = try scanner.quotedString(escapesAnyByte: false)
             } else {
                 value = try scanner.unquotedValue()
-                if lowered != "filename*" { result.anomalies.insert(.unquotedValue) }
+                if !isExtendedFilename { result.anomalies.insert(.unquotedValue) }
             }
-            switch lowered {
-            case "name": result.name = value
-            case "filename": plainFilename = value
-            case "filename*":
+            if asciiCaseInsensitiveEquals(name, "name".utf8) {
+                result.name = value
+            } else if asciiCaseInsensitiveEquals(name, "filename".utf8) {
+                plainFilename = value
+            } else if isExtendedFilename {
                 guard !quoted else { throw HTTPCoreError(.invalidExtendedValue, at: valueStart) }
                 extendedFilename = try decodeExtendedValue(value, at: valueStart)
-            default:
-                result.parameters.append(HeaderParameter(name: lowered, value: value, wasQuoted: quoted))
+            } else {
+                result.parameters.append(
+                    HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: quoted))
             }
             more = try scanner.parameterSeparator()
         }
@@ -139,9 +142,9 @@ extension ContentDisposition {
     /// `Content-Type: x/y` written inside the disposition (a hand-built iOS body): it runs to
     /// the end of the value. Any other inline header is refused.
     private mutating func takeInlineHeader(
-        _ name: String, _ scanner: inout ParameterScanner, at offset: Int
+        _ name: ArraySlice<UInt8>, _ scanner: inout ParameterScanner, at offset: Int
     ) throws(HTTPCoreError) {
-        guard name == "content-type", inlineContentType == nil else {
+        guard asciiCaseInsensitiveEquals(name, "content-type".utf8), inlineContentType == nil else {
             throw HTTPCoreError(.invalidParameter, at: offset)
         }
         scanner.skipWhitespace()

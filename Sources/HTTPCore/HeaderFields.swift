@@ -55,8 +55,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// Removes every field called `name`.
     public mutating func removeAll(named name: String) {
-        let bytes = Array(name.utf8)
-        fields.removeAll { asciiCaseInsensitiveEquals($0.name, bytes) }
+        fields.removeAll { asciiCaseInsensitiveEquals($0.name, name.utf8) }
     }
 
     /// Replaces every field called `name` with one field holding `value`, at the position of
@@ -80,8 +79,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// The value bytes of the first field called `name`.
     public func first(_ name: String) -> [UInt8]? {
-        let bytes = Array(name.utf8)
-        return fields.first { asciiCaseInsensitiveEquals($0.name, bytes) }?.value
+        fields.first { asciiCaseInsensitiveEquals($0.name, name.utf8) }?.value
     }
 
     /// The value of the first field called `name`, decoded as UTF-8.
@@ -91,8 +89,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
-        let bytes = Array(name.utf8)
-        return fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, bytes) ? 1 : 0) }
+        fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, name.utf8) ? 1 : 0) }
     }
 
     /// True when a field called `name` is present.

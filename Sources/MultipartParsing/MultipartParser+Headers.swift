@@ -1,40 +1,56 @@
 import HTTPCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension MultipartParser {
     /// Collects header lines (bounded by `partHeaderBytes`) until the empty line.
+    ///
+    /// Finds each line end with `memchr` and appends the line in one copy; a CR is allowed
+    /// only right before the LF of a CRLF body.
     mutating func scanHeaders(
         _ buffer: UnsafeRawBufferPointer, from start: Int, _ handler: inout some MultipartEventHandler
     ) throws(MultipartError) -> Int {
+        let base = buffer.baseAddress!
         var index = start
         while index < buffer.count {
-            let byte = buffer[index]
-            headerBytes += 1
-            guard headerBytes <= limits.partHeaderBytes else {
-                throw MultipartError(.limitExceeded(.partHeaderBytes), at: offset(index))
+            let newline = memchr(base + index, 0x0A, buffer.count - index)
+            let lineEnd = newline.map { UnsafeRawPointer($0) - base } ?? buffer.count
+            let room = limits.partHeaderBytes - headerBytes
+            let taken = lineEnd - index + (newline == nil ? 0 : 1)
+            guard taken <= room else {
+                throw MultipartError(.limitExceeded(.partHeaderBytes), at: offset(index + room))
             }
-            if byte == 0x0A {
-                guard headerLineCR == (lineEnding == .crlf) else {
-                    throw MultipartError(.controlCharacterInHeader, at: offset(index))
+            headerBytes += taken
+            if lineEnd > index {
+                if headerLineCR { throw MultipartError(.controlCharacterInHeader, at: offset(index) - 1) }
+                let run = UnsafeRawBufferPointer(rebasing: buffer[index..<lineEnd])
+                var kept = run.count
+                if let cr = memchr(run.baseAddress!, 0x0D, run.count) {
+                    let position = UnsafeRawPointer(cr) - run.baseAddress!
+                    guard lineEnding == .crlf, position == run.count - 1 else {
+                        throw MultipartError(.controlCharacterInHeader, at: offset(index + position))
+                    }
+                    headerLineCR = true
+                    kept -= 1
                 }
-                headerLineCR = false
-                index += 1
-                if headerLine.isEmpty {
-                    try beginPart(at: index, &handler)
-                    return index
-                }
-                try takeHeaderLine(endingAt: index)
-                headerLine.removeAll(keepingCapacity: true)
-                continue
+                headerLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[..<kept]))
             }
-            if headerLineCR || (byte == 0x0D && lineEnding == .lf) {
-                throw MultipartError(.controlCharacterInHeader, at: offset(index) - (headerLineCR ? 1 : 0))
+            guard newline != nil else { return buffer.count }
+            guard headerLineCR == (lineEnding == .crlf) else {
+                throw MultipartError(.controlCharacterInHeader, at: offset(lineEnd))
             }
-            if byte == 0x0D {
-                headerLineCR = true
-            } else {
-                headerLine.append(byte)
+            headerLineCR = false
+            index = lineEnd + 1
+            if headerLine.isEmpty {
+                try beginPart(at: index, &handler)
+                return index
             }
-            index += 1
+            try takeHeaderLine(endingAt: index)
+            headerLine.removeAll(keepingCapacity: true)
         }
         return index
     }

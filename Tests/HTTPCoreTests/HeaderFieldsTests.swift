@@ -20,6 +20,16 @@ import Testing
         #expect(fields.first("x") == [0xFF, 0x41])
     }
 
+    @Test func byteClassesMatchTheirGrammar() {
+        let alphanumeric = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        let token = Set((alphanumeric + "!#$%&'*+-.^_`|~").utf8)
+        let boundary = Set((alphanumeric + "'()+_,-./:=? ").utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(ByteClass.isTokenChar(byte) == token.contains(byte), "tchar \(byte)")
+            #expect(ByteClass.isBoundaryChar(byte) == boundary.contains(byte), "bchar \(byte)")
+        }
+    }
+
     @Test func byteClasses() {
         #expect(ByteClass.isTokenChar(UInt8(ascii: "!")))
         #expect(!ByteClass.isTokenChar(UInt8(ascii: ":")))
