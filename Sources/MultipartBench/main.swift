@@ -81,7 +81,8 @@ struct Case {
 let boundary = Array("----WebKitFormBoundary7MA4YWxkTrZu0gW".utf8)
 
 func header(_ name: String, filename: String? = nil) -> [UInt8] {
-    var text = "--\(String(decoding: boundary, as: UTF8.self))\r\nContent-Disposition: form-data; name=\"\(name)\""
+    var text =
+        "--\(String(decoding: boundary, as: UTF8.self))\r\nContent-Disposition: form-data; name=\"\(name)\""
     if let filename { text += "; filename=\"\(filename)\"\r\nContent-Type: application/octet-stream" }
     return Array((text + "\r\n\r\n").utf8)
 }
@@ -105,7 +106,9 @@ func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
 }
 
 func largeFile() -> Case {
-    Case(name: "(a) one 64 MiB file part", body: header("file", filename: "big.bin") + randomBytes(64 << 20, seed: 1) + closing)
+    Case(
+        name: "(a) one 64 MiB file part",
+        body: header("file", filename: "big.bin") + randomBytes(64 << 20, seed: 1) + closing)
 }
 
 func smallFields() -> Case {
@@ -133,7 +136,8 @@ func denseContent() -> Case {
         }
         index += 1
     }
-    return Case(name: "(c) 16 MiB dense in CR/LF/-", body: header("file", filename: "dense.bin") + content + closing)
+    return Case(
+        name: "(c) 16 MiB dense in CR/LF/-", body: header("file", filename: "dense.bin") + content + closing)
 }
 
 func seconds(_ body: () -> Void) -> Double {
@@ -188,7 +192,8 @@ func median(_ values: [Double]) -> Double {
 }
 
 var rows: [(String, Double, Double)] = []
-for (key, make) in [("a", largeFile), ("b", smallFields), ("c", denseContent)] where only == nil || only == key {
+for (key, make) in [("a", largeFile), ("b", smallFields), ("c", denseContent)]
+where only == nil || only == key {
     let testCase = make()
     let megabytes = Double(testCase.body.count) / 1e6
     var parse: [Double] = []
@@ -210,7 +215,9 @@ if markdown {
     }
 } else {
     for (name, parse, scan) in rows {
-        print("\(name): parse+encode \(Int(parse.rounded())) MB/s, memmem \(Int(scan.rounded())) MB/s, ratio \(format2(parse / scan))")
+        print(
+            "\(name): parse+encode \(Int(parse.rounded())) MB/s, memmem \(Int(scan.rounded())) MB/s, ratio \(format2(parse / scan))"
+        )
     }
 }
 
