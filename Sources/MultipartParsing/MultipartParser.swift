@@ -4,10 +4,11 @@ import HTTPCore
 ///
 /// Feed it the body in buffers of any size with `feed(_:into:)`, then call `finish(into:)`.
 /// It reports `partBegin`, `body`, `partEnd` and `end` events to a handler. Part content is
-/// handed out as slices of the caller's buffer (no copy); between calls the parser keeps at
-/// most one CR plus a proper prefix of the delimiter, as a count, never the bytes, and it
-/// never looks at a byte of part content twice beyond that prefix. Memory is bounded by the
-/// part header limit, whatever the body size.
+/// handed out as slices of the caller's buffer (no copy). Between calls the parser keeps at
+/// most one CR plus a proper prefix of `\n--boundary` — as a count, never the bytes, since
+/// they are known — so a read re-examines at most a delimiter's length of earlier input and
+/// the search never rescans. Memory is bounded by the part header limit, whatever the body
+/// size.
 ///
 /// Every input split yields the same events (modulo how `body` bytes are chunked).
 /// After an error the parser stays failed and rethrows it.
