@@ -1,0 +1,141 @@
+public import HTTPCore
+
+/// An HTTP version: `HTTP/1.0` or `HTTP/1.1`.
+public struct HTTPVersion: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public static let http10 = HTTPVersion(major: 1, minor: 0)
+    public static let http11 = HTTPVersion(major: 1, minor: 1)
+
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
+
+/// A parsed request head: request line and header fields.
+public struct RequestHead: Equatable, Sendable {
+    /// The method token, as sent (methods are case-sensitive).
+    public var method: String
+    /// The request target in origin form (`/path?query`), or `*`.
+    public var target: String
+    /// The protocol version.
+    public var version: HTTPVersion
+    /// The header fields in order.
+    public var headers: HeaderFields
+
+    public init(
+        method: String, target: String, version: HTTPVersion = .http11,
+        headers: HeaderFields = HeaderFields()
+    ) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+    }
+
+    /// The path part of the target (before `?`).
+    public var path: Substring {
+        target.prefix { $0 != "?" }
+    }
+
+    /// Whether the client asked to keep the connection open after this exchange.
+    public var keepAlive: Bool {
+        let tokens = ConnectionTokens(headers)
+        return version == .http11 ? !tokens.contains("close") : tokens.contains("keep-alive")
+    }
+
+    /// Whether the client sent `Expect: 100-continue`.
+    public var expectsContinue: Bool {
+        headers["Expect"].map { $0.lowercased() == "100-continue" } ?? false
+    }
+
+    /// The request head as sent upstream: `METHOD target HTTP/1.1`, fields, blank line.
+    public func serialized() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + headers.count * 32)
+        out.append(contentsOf: method.utf8)
+        out.append(0x20)
+        out.append(contentsOf: target.utf8)
+        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        headers.appendSerialized(to: &out)
+        return out
+    }
+}
+
+/// A parsed response head: status line and header fields.
+public struct ResponseHead: Equatable, Sendable {
+    /// The protocol version.
+    public var version: HTTPVersion
+    /// The status code.
+    public var status: Int
+    /// The reason phrase bytes.
+    public var reason: [UInt8]
+    /// The header fields in order.
+    public var headers: HeaderFields
+
+    public init(
+        version: HTTPVersion = .http11, status: Int, reason: String, headers: HeaderFields = HeaderFields()
+    ) {
+        self.version = version
+        self.status = status
+        self.reason = Array(reason.utf8)
+        self.headers = headers
+    }
+
+    /// Whether the server will keep the connection open after this response.
+    public var keepAlive: Bool {
+        let tokens = ConnectionTokens(headers)
+        return version == .http11 ? !tokens.contains("close") : tokens.contains("keep-alive")
+    }
+
+    /// The response head as sent to the client: `HTTP/1.1 status reason`, fields, blank line.
+    public func serialized() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + headers.count * 32)
+        out.append(contentsOf: "HTTP/1.1 \(status) ".utf8)
+        out.append(contentsOf: reason)
+        out.append(contentsOf: [0x0D, 0x0A])
+        headers.appendSerialized(to: &out)
+        return out
+    }
+}
+
+extension HeaderFields {
+    /// Appends `Name: value\r\n` for each field, then the blank line.
+    public func appendSerialized(to out: inout [UInt8]) {
+        for field in self {
+            out.append(contentsOf: field.name)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: field.value)
+            out.append(contentsOf: [0x0D, 0x0A])
+        }
+        out.append(contentsOf: [0x0D, 0x0A])
+    }
+}
+
+/// The lower-cased tokens of every `Connection` header.
+struct ConnectionTokens {
+    let tokens: [String]
+
+    init(_ headers: HeaderFields) {
+        tokens = headers.filter { asciiCaseInsensitiveEquals($0.name, "connection".utf8) }
+            .flatMap { $0.valueString.split(separator: ",") }
+            .map { $0.trimmingWhitespace().lowercased() }
+            .filter { !$0.isEmpty }
+    }
+
+    func contains(_ token: String) -> Bool { tokens.contains(token) }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> Substring {
+        var slice = self
+        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
+        return slice
+    }
+}

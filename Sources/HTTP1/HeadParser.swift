@@ -1,0 +1,178 @@
+import HTTPCore
+
+/// Parses complete HTTP/1.x heads strictly (RFC 9112): one space between start-line
+/// elements, token names with the colon right after them, no obs-fold, no bare CR, NUL or
+/// other controls. Lines may end in CRLF or bare LF (RFC 9112 §2.2); the proxy re-serializes
+/// every head, so what it forwards always uses CRLF.
+public enum HeadParser {
+    /// Limits on a head's fields.
+    public struct Limits: Sendable {
+        /// The most header lines.
+        public var fields: Int
+        public init(fields: Int = 100) { self.fields = fields }
+    }
+
+    /// Parses a request head (the bytes up to and including its empty line).
+    public static func parseRequest(_ head: [UInt8], limits: Limits = Limits()) throws(HTTP1Error)
+        -> RequestHead
+    {
+        var lines = try Lines(head)
+        guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
+        let parts = start.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
+        let method = parts[0]
+        guard !method.isEmpty, method.allSatisfy(ByteClass.isTokenChar) else {
+            throw HTTP1Error(.invalidMethod, at: startOffset)
+        }
+        let target = parts[1]
+        guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw HTTP1Error(.invalidTarget, at: startOffset + method.count + 1)
+        }
+        let version = try parseVersion(parts[2], at: startOffset)
+        var headers = try parseFields(&lines, limits: limits)
+        let methodString = String(decoding: method, as: UTF8.self)
+        let originTarget = try normalizeTarget(
+            target, method: methodString, headers: &headers, at: startOffset)
+        try validateHost(headers, version: version)
+        return RequestHead(method: methodString, target: originTarget, version: version, headers: headers)
+    }
+
+    /// Parses a response head (the bytes up to and including its empty line).
+    public static func parseResponse(_ head: [UInt8], limits: Limits = Limits()) throws(HTTP1Error)
+        -> ResponseHead
+    {
+        var lines = try Lines(head)
+        guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
+        let parts = start.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2 else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
+        let version = try parseVersion(parts[0], at: startOffset)
+        let code = parts[1]
+        guard code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), code.first != 0x30 else {
+            throw HTTP1Error(.invalidStatus, at: startOffset + parts[0].count + 1)
+        }
+        let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        let reason = parts.count == 3 ? Array(parts[2]) : []
+        let headers = try parseFields(&lines, limits: limits)
+        var response = ResponseHead(version: version, status: status, reason: "", headers: headers)
+        response.reason = reason
+        return response
+    }
+
+    static func parseVersion(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error) -> HTTPVersion {
+        let text = Array(bytes)
+        guard text.count == 8, text.starts(with: Array("HTTP/".utf8)), text[6] == UInt8(ascii: "."),
+            (0x30...0x39).contains(text[5]), (0x30...0x39).contains(text[7])
+        else { throw HTTP1Error(.invalidVersion, at: offset) }
+        let version = HTTPVersion(major: Int(text[5] - 0x30), minor: Int(text[7] - 0x30))
+        guard version == .http11 || version == .http10 else {
+            throw HTTP1Error(.unsupportedVersion, at: offset)
+        }
+        return version
+    }
+
+    static func parseFields(_ lines: inout Lines, limits: Limits) throws(HTTP1Error) -> HeaderFields {
+        var headers = HeaderFields()
+        while let (line, offset) = try lines.next() {
+            if line.isEmpty { return headers }
+            guard line.first != 0x20, line.first != 0x09 else {
+                throw HTTP1Error(.obsoleteLineFolding, at: offset)
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                throw HTTP1Error(.invalidHeaderName, at: offset)
+            }
+            let name = line[line.startIndex..<colon]
+            guard !name.isEmpty else { throw HTTP1Error(.invalidHeaderName, at: offset) }
+            if let bad = name.firstIndex(where: { !ByteClass.isTokenChar($0) }) {
+                let isSpace = name[bad...].allSatisfy { $0 == 0x20 || $0 == 0x09 }
+                throw HTTP1Error(isSpace ? .whitespaceBeforeColon : .invalidHeaderName, at: offset)
+            }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+            guard headers.count < limits.fields else { throw HTTP1Error(.tooManyHeaders, at: offset) }
+            headers.append(HeaderFields.Field(name: Array(name), value: Array(value)))
+        }
+        throw HTTP1Error(.invalidStartLine)
+    }
+
+    /// Origin form stays; absolute form (`http://host/path`) becomes origin form and its
+    /// authority replaces Host (RFC 9112 §3.2.2); `*` only with OPTIONS.
+    static func normalizeTarget(
+        _ target: ArraySlice<UInt8>, method: String, headers: inout HeaderFields, at offset: Int
+    ) throws(HTTP1Error) -> String {
+        let text = String(decoding: target, as: UTF8.self)
+        if text.hasPrefix("/") { return text }
+        if text == "*" {
+            guard method == "OPTIONS" else { throw HTTP1Error(.invalidTarget, at: offset) }
+            return text
+        }
+        let lowered = text.lowercased()
+        for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
+            let rest = text.dropFirst(scheme.count)
+            let authority = rest.prefix { $0 != "/" && $0 != "?" }
+            guard !authority.isEmpty, !authority.contains("@") else {
+                throw HTTP1Error(.invalidTarget, at: offset)
+            }
+            let path = rest.dropFirst(authority.count)
+            headers.set(name: "Host", value: String(authority))
+            return path.hasPrefix("/") ? String(path) : "/" + path
+        }
+        throw HTTP1Error(.invalidTarget, at: offset)
+    }
+
+    /// One Host in HTTP/1.1 (at most one in 1.0), a `host[:port]` with no userinfo or path.
+    static func validateHost(_ headers: HeaderFields, version: HTTPVersion) throws(HTTP1Error) {
+        let count = headers.count(of: "Host")
+        guard count <= 1, count == 1 || version == .http10 else { throw HTTP1Error(.invalidHost) }
+        guard let host = headers.first("Host") else { return }
+        guard !host.isEmpty, host.allSatisfy(isHostChar) else { throw HTTP1Error(.invalidHost) }
+    }
+
+    static func isHostChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("-._~!$&'()*+,;=%:[]".utf8).contains(byte)
+        }
+    }
+}
+
+/// The lines of a head: split at LF with one CR before it removed; any other CR, a NUL or
+/// another control (except tab) is refused.
+struct Lines {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    init(_ bytes: [UInt8]) throws(HTTP1Error) {
+        self.bytes = bytes
+        // Skip empty lines before the start line (RFC 9112 §2.2).
+        while position < bytes.count {
+            if bytes[position] == 0x0A {
+                position += 1
+            } else if bytes[position] == 0x0D, position + 1 < bytes.count, bytes[position + 1] == 0x0A {
+                position += 2
+            } else {
+                break
+            }
+        }
+    }
+
+    /// The next line without its line break, and its offset; `nil` at the end of the head.
+    mutating func next() throws(HTTP1Error) -> (ArraySlice<UInt8>, Int)? {
+        guard position < bytes.count else { return nil }
+        let start = position
+        guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
+            throw HTTP1Error(.invalidStartLine, at: start)
+        }
+        position = newline + 1
+        var end = newline
+        if end > start, bytes[end - 1] == 0x0D { end -= 1 }
+        let line = bytes[start..<end]
+        if let bad = line.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+            throw HTTP1Error(.controlCharacter, at: bad)
+        }
+        return (line, start)
+    }
+}

@@ -1,0 +1,86 @@
+public import HTTPCore
+
+/// How a message body is delimited (RFC 9112 §6).
+public enum BodyFraming: Equatable, Sendable {
+    /// No body.
+    case none
+    /// Exactly this many bytes.
+    case length(Int64)
+    /// Chunked transfer coding.
+    case chunked
+    /// Until the connection closes (responses only).
+    case untilClose
+}
+
+/// Framing decisions, strict where a disagreement between two parsers would let a request be
+/// smuggled: the proxy never forwards a message whose length it could read two ways.
+public enum MessageFraming {
+    /// The body framing of a request. Refuses Content-Length with Transfer-Encoding,
+    /// duplicate or malformed Content-Length, Transfer-Encoding other than exactly `chunked`,
+    /// and Transfer-Encoding in HTTP/1.0.
+    public static func request(_ head: RequestHead) throws(HTTP1Error) -> BodyFraming {
+        let lengths = head.headers.count(of: "Content-Length")
+        if head.headers.contains("Transfer-Encoding") {
+            guard lengths == 0 else { throw HTTP1Error(.contentLengthWithTransferEncoding) }
+            guard head.version == .http11, transferCodings(head.headers) == ["chunked"] else {
+                throw HTTP1Error(.unsupportedTransferEncoding)
+            }
+            return .chunked
+        }
+        guard lengths > 0 else { return .none }
+        guard lengths == 1, let length = parseContentLength(head.headers.first("Content-Length")!) else {
+            throw HTTP1Error(.invalidContentLength)
+        }
+        return length == 0 ? .none : .length(length)
+    }
+
+    /// The body framing of a response to a request with `requestMethod` (RFC 9112 §6.3).
+    public static func response(_ head: ResponseHead, requestMethod: String) throws(HTTP1Error) -> BodyFraming
+    {
+        if requestMethod == "HEAD" || (100..<200).contains(head.status) || head.status == 204
+            || head.status == 304
+        {
+            return .none
+        }
+        if head.headers.contains("Transfer-Encoding") {
+            guard head.version == .http11 else { throw HTTP1Error(.unsupportedTransferEncoding) }
+            return transferCodings(head.headers).last == "chunked" ? .chunked : .untilClose
+        }
+        let lengths = head.headers.count(of: "Content-Length")
+        guard lengths > 0 else { return .untilClose }
+        guard lengths == 1, let length = parseContentLength(head.headers.first("Content-Length")!) else {
+            throw HTTP1Error(.invalidContentLength)
+        }
+        return .length(length)
+    }
+
+    /// The transfer codings of every Transfer-Encoding field, lower-cased, in order.
+    static func transferCodings(_ headers: HeaderFields) -> [String] {
+        headers.filter { asciiCaseInsensitiveEquals($0.name, "transfer-encoding".utf8) }
+            .flatMap { $0.valueString.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingWhitespace().lowercased() }
+    }
+
+    /// `1*DIGIT` that fits in an Int64; anything else (signs, spaces, lists) is `nil`.
+    public static func parseContentLength(_ value: [UInt8]) -> Int64? {
+        guard !value.isEmpty, value.count <= 18, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return nil
+        }
+        return value.reduce(0) { $0 * 10 + Int64($1 - 0x30) }
+    }
+}
+
+extension HeaderFields {
+    /// The hop-by-hop fields of RFC 9110 §7.6.1 and every field named in `Connection`.
+    public static let hopByHopNames = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+    ]
+
+    /// Removes hop-by-hop fields and the fields that `Connection` names.
+    public mutating func removeHopByHop() {
+        let named = ConnectionTokens(self).tokens
+        for name in Self.hopByHopNames + named {
+            removeAll(named: name)
+        }
+    }
+}

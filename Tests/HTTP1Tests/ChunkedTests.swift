@@ -1,0 +1,81 @@
+import HTTP1
+import HTTPCore
+import Testing
+
+@Suite struct ChunkedTests {
+    /// Decodes `input` fed at `cuts`; returns the data and how many bytes the body took.
+    func decode(_ input: [UInt8], cuts: [Int] = []) throws(HTTP1Error) -> (data: [UInt8], consumed: Int) {
+        var decoder = ChunkedDecoder(lineLimit: 64)
+        var data: [UInt8] = []
+        var consumed = 0
+        var start = 0
+        for cut in cuts + [input.count] where cut >= start {
+            let piece = Array(input[start..<cut])
+            let used = try decoder.decode(piece) { data += $0 }
+            consumed += used
+            start = cut
+            if decoder.isComplete { break }
+        }
+        return (data, decoder.isComplete ? consumed : -1)
+    }
+
+    @Test func decodesAtEverySplit() throws {
+        let body = Array(
+            "5;ext=\"a;b\"\r\nhello\r\n1A\r\n\(String(repeating: "z", count: 26))\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT"
+                .utf8)
+        let expected = Array(("hello" + String(repeating: "z", count: 26)).utf8)
+        #expect(try decode(body).data == expected)
+        #expect(try decode(body).consumed == body.count - 4)
+        for cut in 1..<body.count {
+            let result = try decode(body, cuts: [cut])
+            #expect(result.data == expected)
+            #expect(result.consumed == body.count - 4)
+        }
+    }
+
+    static let refused: [(String, HTTP1Error.Reason)] = [
+        ("\r\n", .invalidChunkSize),
+        ("g\r\n", .invalidChunkSize),
+        ("-1\r\n", .invalidChunkSize),
+        ("+5\r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("0x5\r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("5\nhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("5\r\rhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("1000000000000000\r\n", .invalidChunkSize),
+        ("5;a\nb\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension),
+        ("5;\u{0}\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension),
+        ("5;\(String(repeating: "e", count: 80))\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension),
+        ("5\r\nhelloX\r\n0\r\n\r\n", .invalidChunkTerminator),
+        ("5\r\nhello\n0\r\n\r\n", .invalidChunkTerminator),
+        ("5\r\nhello\r0\r\n\r\n", .invalidChunkTerminator),
+        ("0\r\nX-A: 1\n\r\n", .invalidTrailer),
+        ("0\r\n X-A: 1\r\n\r\n", .invalidTrailer),
+        ("0\r\nNoColon\r\n\r\n", .invalidTrailer),
+        ("0\r\nX-A: \u{1}\r\n\r\n", .invalidTrailer),
+        ("0\r\n\n", .invalidTrailer),
+    ]
+
+    @Test(arguments: refused)
+    func refusesMalformed(_ text: String, _ reason: HTTP1Error.Reason) {
+        do {
+            let result = try decode(Array(text.utf8))
+            Issue.record("accepted: \(result)")
+        } catch {
+            #expect(error.reason == reason)
+        }
+    }
+
+    @Test func encoderRoundTrips() throws {
+        var sink = ByteArraySink()
+        Array("hello".utf8).withUnsafeBytes { ChunkedEncoder.writeChunk($0, into: &sink) }
+        [UInt8]().withUnsafeBytes { ChunkedEncoder.writeChunk($0, into: &sink) }
+        Array(repeating: UInt8(0x41), count: 300).withUnsafeBytes {
+            ChunkedEncoder.writeChunk($0, into: &sink)
+        }
+        ChunkedEncoder.writeEnd(into: &sink)
+        #expect(sink.bytes.starts(with: Array("5\r\nhello\r\n12c\r\n".utf8)))
+        let result = try decode(sink.bytes)
+        #expect(result.data == Array("hello".utf8) + Array(repeating: 0x41, count: 300))
+        #expect(result.consumed == sink.bytes.count)
+    }
+}
