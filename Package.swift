@@ -13,14 +13,27 @@ let package = Package(
         .library(name: "MultipartParsing", targets: ["MultipartParsing"]),
         .library(name: "MultipartEncoding", targets: ["MultipartEncoding"]),
         .library(name: "HTTP1", targets: ["HTTP1"]),
+        .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
     ],
     targets: [
         .target(name: "HTTPCore", swiftSettings: strict),
         .target(name: "CByteSearch"),
+        .systemLibrary(
+            name: "CLibevent", pkgConfig: "libevent_openssl",
+            providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
+        .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "DemoUpstream",
+            dependencies: ["HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "CCrypto"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "formgate", dependencies: ["DemoUpstream", "EventLoop"], swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
             dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch"],

@@ -50,6 +50,9 @@ public struct MultipartParser {
     public internal(set) var anomalies: MultipartAnomalies = []
     /// Parts begun so far.
     public internal(set) var partCount = 0
+    /// The boundary this parser looks for (without the leading dashes).
+    public var boundary: [UInt8] { Array(delimiter.dropFirst(3)) }
+
     /// Whether the closing delimiter has been read.
     public var isComplete: Bool {
         state == .closeLine || state == .closeLineCR || state == .epilogue

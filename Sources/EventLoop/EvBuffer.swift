@@ -1,0 +1,94 @@
+import CLibevent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A borrowed view of a libevent `evbuffer` (owned by its bufferevent).
+public struct EvBuffer {
+    /// The underlying `struct evbuffer *`.
+    public let raw: OpaquePointer
+
+    /// Wraps a buffer owned elsewhere.
+    public init(_ raw: OpaquePointer) {
+        self.raw = raw
+    }
+
+    /// Bytes in the buffer.
+    public var count: Int { evbuffer_get_length(raw) }
+
+    /// Appends a copy of `bytes`.
+    public func add(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        let result = evbuffer_add(raw, base, bytes.count)
+        precondition(result == 0, "evbuffer_add: out of memory")
+    }
+
+    /// Appends a copy of `bytes`.
+    public func add(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { add($0) }
+    }
+
+    /// Appends a copy of a string's UTF-8 bytes.
+    public func add(_ text: String) {
+        var text = text
+        text.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Removes the first `count` bytes.
+    public func drain(_ count: Int) {
+        evbuffer_drain(raw, count)
+    }
+
+    /// Moves the first `count` bytes to the end of `other` without copying data.
+    public func move(_ count: Int, to other: EvBuffer) {
+        evbuffer_remove_buffer(raw, other.raw, count)
+    }
+
+    /// Moves everything to the end of `other` without copying data.
+    public func moveAll(to other: EvBuffer) {
+        evbuffer_add_buffer(other.raw, raw)
+    }
+
+    /// Removes and returns the first `count` bytes.
+    public func remove(_ count: Int) -> [UInt8] {
+        let count = min(count, self.count)
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { _ = evbuffer_remove(raw, $0.baseAddress, count) }
+        return bytes
+    }
+
+    /// Calls `body` with the buffer's contiguous chunks in order, up to `limit` bytes, until
+    /// it returns `false`. The chunks are valid only during the call and must not be changed.
+    public func forEachChunk(limit: Int = .max, _ body: (UnsafeRawBufferPointer) -> Bool) {
+        var vectors = [iovec](repeating: iovec(), count: 16)
+        var position = evbuffer_ptr()
+        var remaining = min(limit, count)
+        var first = true
+        while remaining > 0 {
+            let filled = vectors.withUnsafeMutableBufferPointer { vectors in
+                withUnsafeMutablePointer(to: &position) { position in
+                    evbuffer_peek(
+                        raw, remaining, first ? nil : position, vectors.baseAddress, Int32(vectors.count))
+                }
+            }
+            guard filled > 0 else { return }
+            var seen = 0
+            for vector in vectors.prefix(Int(min(filled, 16))) {
+                let length = min(vector.iov_len, remaining - seen)
+                guard length > 0 else { break }
+                if !body(UnsafeRawBufferPointer(start: vector.iov_base, count: length)) { return }
+                seen += length
+            }
+            remaining -= seen
+            if remaining > 0 {
+                if first {
+                    evbuffer_ptr_set(raw, &position, seen, EVBUFFER_PTR_SET)
+                    first = false
+                } else {
+                    evbuffer_ptr_set(raw, &position, seen, EVBUFFER_PTR_ADD)
+                }
+            }
+        }
+    }
+}

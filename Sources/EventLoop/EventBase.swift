@@ -1,0 +1,69 @@
+import CLibevent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why libevent could not do something: which call failed.
+public struct EventLoopError: Error, CustomStringConvertible, Sendable {
+    /// The failing call and, where known, the system error.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// One libevent `event_base`: a single-threaded event loop. Every object created on it must
+/// be used from the thread that runs it.
+public final class EventBase {
+    /// The underlying `struct event_base *`.
+    public let raw: OpaquePointer
+    private var dnsBase: OpaquePointer?
+
+    /// Makes libevent's locks work across threads (once per process), so `stop()` can be
+    /// called from any thread.
+    public static let enableThreads: Void = {
+        _ = evthread_use_pthreads()
+    }()
+
+    /// Creates an event loop.
+    public init() throws(EventLoopError) {
+        _ = Self.enableThreads
+        guard let base = event_base_new() else { throw EventLoopError("event_base_new failed") }
+        raw = base
+    }
+
+    deinit {
+        if let dnsBase { evdns_base_free(dnsBase, 0) }
+        event_base_free(raw)
+    }
+
+    /// Runs the loop until `stop()` or until no events remain.
+    public func run() {
+        event_base_dispatch(raw)
+    }
+
+    /// Asks the loop to return; safe from any thread.
+    public func stop() {
+        event_base_loopbreak(raw)
+    }
+
+    /// The loop's asynchronous DNS resolver (created on first use from `/etc/resolv.conf`).
+    public var dns: OpaquePointer? {
+        if dnsBase == nil {
+            dnsBase = evdns_base_new(raw, Int32(EVDNS_BASE_INITIALIZE_NAMESERVERS))
+        }
+        return dnsBase
+    }
+
+    /// The loop's cached monotonic time in milliseconds (cheap; updated once per iteration).
+    public var nowMilliseconds: Int64 {
+        var now = timeval()
+        event_base_gettimeofday_cached(raw, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_usec) / 1000
+    }
+}

@@ -1,0 +1,68 @@
+import CLibevent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A listening TCP socket (`evconnlistener`) that hands accepted sockets to a callback.
+///
+/// With `reusePort`, several loops can each listen on the same address (SO_REUSEPORT) and
+/// the kernel spreads connections across them.
+public final class Listener {
+    private var listener: OpaquePointer?
+    private let onAccept: (Int32, SocketAddress) -> Void
+
+    /// Binds and listens on `address`.
+    ///
+    /// - Throws: `EventLoopError` when the address is malformed or cannot be bound.
+    public init(
+        base: EventBase, address: SocketAddress, reusePort: Bool, backlog: Int32 = 1024,
+        onAccept: @escaping (Int32, SocketAddress) -> Void
+    ) throws(EventLoopError) {
+        self.onAccept = onAccept
+        var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
+        if reusePort { flags |= LEV_OPT_REUSEABLE_PORT }
+        let created = address.withSockAddr { pointer, length in
+            evconnlistener_new_bind(
+                base.raw, listenerTrampoline, Unmanaged.passUnretained(self).toOpaque(), UInt32(flags),
+                backlog,
+                pointer, length)
+        }
+        guard let created else {
+            throw EventLoopError("cannot listen on \(address): \(String(cString: fg_socket_error_string()))")
+        }
+        listener = created
+    }
+
+    deinit {
+        if let listener { evconnlistener_free(listener) }
+    }
+
+    /// The address actually bound (its port when asked for port 0).
+    public var boundAddress: SocketAddress? {
+        guard let listener else { return nil }
+        return SocketAddress.local(of: evconnlistener_get_fd(listener))
+    }
+
+    /// Stops accepting (the socket stays bound).
+    public func disable() {
+        if let listener { evconnlistener_disable(listener) }
+    }
+
+    /// Resumes accepting.
+    public func enable() {
+        if let listener { evconnlistener_enable(listener) }
+    }
+
+    fileprivate func accept(_ fd: Int32, _ address: SocketAddress) {
+        onAccept(fd, address)
+    }
+}
+
+private func listenerTrampoline(
+    _ listener: OpaquePointer?, _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: Int32,
+    _ context: UnsafeMutableRawPointer?
+) {
+    let peer = address.map { SocketAddress(pointer: $0, length: socklen_t(length)) } ?? SocketAddress.unknown
+    Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue().accept(fd, peer)
+}

@@ -1,0 +1,40 @@
+import CLibevent
+
+/// A one-shot or repeating timer on an `EventBase`. It holds its callback; whoever owns the
+/// timer keeps it alive, and `deinit` removes it from the loop.
+public final class Timer {
+    private var event: OpaquePointer?
+    private let callback: () -> Void
+
+    /// Creates a timer that calls `callback` on the loop's thread when it fires.
+    public init(base: EventBase, repeating: Bool = false, _ callback: @escaping () -> Void) {
+        self.callback = callback
+        let flags = repeating ? FG_EV_PERSIST : 0
+        event = event_new(base.raw, -1, flags, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let event { event_free(event) }
+    }
+
+    /// Arms the timer to fire after `milliseconds` (re-arming replaces the previous deadline).
+    public func schedule(milliseconds: Int64) {
+        guard let event else { return }
+        var delay = timeval(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
+        event_add(event, &delay)
+    }
+
+    /// Disarms the timer.
+    public func cancel() {
+        guard let event else { return }
+        event_del(event)
+    }
+
+    fileprivate func fire() {
+        callback()
+    }
+}
+
+private func timerTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    Unmanaged<Timer>.fromOpaque(context!).takeUnretainedValue().fire()
+}
