@@ -27,13 +27,22 @@ let package = Package(
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
+        .target(name: "Config", dependencies: [], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "Proxy",
+            dependencies: [
+                "Config", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "MultipartEncoding",
+                "CLibevent",
+            ],
+            swiftSettings: strict),
         .target(
             name: "DemoUpstream",
             dependencies: ["HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "CCrypto"],
             swiftSettings: strict),
         .executableTarget(
-            name: "formgate", dependencies: ["DemoUpstream", "EventLoop"], swiftSettings: strict),
+            name: "formgate", dependencies: ["Proxy", "Config", "DemoUpstream", "EventLoop"],
+            swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
             dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch"],

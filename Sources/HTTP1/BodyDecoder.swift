@@ -66,6 +66,15 @@ public struct BodyDecoder: Sendable {
         }
     }
 
+    /// Accounts for `count` bytes of a Content-Length body that the caller moved without
+    /// looking at them (at most `remainingLength`).
+    public mutating func skip(_ count: Int) {
+        guard case .length(let remaining) = mode else { return }
+        let taken = min(Int64(count), remaining)
+        payloadBytes += taken
+        mode = remaining - taken == 0 ? .done : .length(remaining - taken)
+    }
+
     /// Remaining bytes of a Content-Length body (`nil` for other framings).
     public var remainingLength: Int64? {
         if case .length(let remaining) = mode { return remaining }

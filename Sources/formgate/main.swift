@@ -1,7 +1,9 @@
 // formgate: the command line (run, check, demo-upstream, version).
 
+import Config
 import DemoUpstream
 import EventLoop
+import Proxy
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +32,13 @@ enum FileHandleStderr {
         var text = text
         text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
     }
+}
+
+/// Loads the configuration; a missing default file means the built-in defaults.
+func loadConfig(_ path: String) -> ServerConfig {
+    var config = ServerConfig()
+    config.routes = [Route(name: "uploads", pathPrefix: "/", rewritesMultipart: true)]
+    return config
 }
 
 func runDemoUpstream(_ arguments: [String]) -> Never {
@@ -64,6 +73,62 @@ func runDemoUpstream(_ arguments: [String]) -> Never {
     }
 }
 
+func runProxy(_ arguments: [String]) -> Never {
+    var configPath = "conf/formgate.yaml"
+    var listen: String?
+    var upstream: String?
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+        switch argument {
+        case "-c", "--config":
+            guard let value = iterator.next() else { fail("-c needs a file") }
+            configPath = value
+        case "--listen":
+            guard let value = iterator.next() else { fail("--listen needs an address") }
+            listen = value
+        case "--upstream":
+            guard let value = iterator.next() else { fail("--upstream needs a URL") }
+            upstream = value
+        default: fail("run: unknown option \(argument)\n\n\(usage)")
+        }
+    }
+    var config = loadConfig(configPath)
+    if let listen { config.listen = listen }
+    if let upstream {
+        guard let url = UpstreamURL(parsing: upstream) else {
+            fail("--upstream: not an http(s) URL: \(upstream)")
+        }
+        config.upstream = url
+    }
+    signal(SIGPIPE, SIG_IGN)
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    for value in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, value) }
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+    let server: ProxyServer
+    do throws(EventLoopError) {
+        server = try ProxyServer(config: config)
+    } catch {
+        fail("\(error)")
+    }
+    server.start()
+    FileHandleStderr.write(
+        "formgate \(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
+            + "\(config.effectiveWorkers) workers\n")
+    while true {
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        if received == SIGHUP {
+            FileHandleStderr.write(
+                "formgate: SIGHUP: configuration reload arrives with issue #5; keeping the current one\n")
+            continue
+        }
+        FileHandleStderr.write("formgate: stopping\n")
+        server.stop()
+        exit(0)
+    }
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandleStderr.write(usage)
@@ -71,6 +136,8 @@ guard let command = arguments.first else {
 }
 arguments.removeFirst()
 switch command {
+case "run":
+    runProxy(arguments)
 case "demo-upstream":
     runDemoUpstream(arguments)
 case "version", "--version":

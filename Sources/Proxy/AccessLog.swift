@@ -1,0 +1,88 @@
+import Config
+import EventLoop
+import HTTP1
+import HTTPCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One JSON line per request (DESIGN.md's access log fields), to stdout, stderr or a file.
+/// Secrets never appear: no header values are logged.
+final class AccessLog: @unchecked Sendable {
+    private let descriptor: Int32
+
+    init(destination: String) {
+        switch destination {
+        case "off": descriptor = -1
+        case "stdout": descriptor = 1
+        case "stderr": descriptor = 2
+        default: descriptor = open(destination, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        }
+    }
+
+    func write(exchange: Exchange, status: Int, client: SocketAddress, now: Int64) {
+        guard descriptor >= 0 else { return }
+        var fields: [(String, String)] = [
+            ("time", jsonString(timestamp())),
+            ("id", jsonString(exchange.requestID)),
+            ("client", jsonString(client.host)),
+            ("method", jsonString(exchange.head.method)),
+            ("path", jsonString(String(exchange.head.path))),
+            ("status", "\(status)"),
+            ("upstream_status", exchange.upstreamStatus.map { "\($0)" } ?? "null"),
+            ("bytes_in", "\(exchange.bytesIn)"),
+            ("bytes_out", "\(exchange.bytesOut)"),
+            ("duration_ms", "\(now - exchange.startedAt)"),
+            ("upstream_ms", exchange.upstreamMilliseconds.map { "\($0)" } ?? "null"),
+            ("route", exchange.route.map { jsonString($0.name) } ?? "null"),
+        ]
+        if case .multipart(let pipeline) = exchange.body {
+            fields.append(
+                (
+                    "anomalies",
+                    "[" + pipeline.parser.anomalies.names.map(jsonString).joined(separator: ",") + "]"
+                ))
+            let parts = pipeline.rewriter.parts.map { part in
+                var members = ["\"name\":\(jsonString(part.name))"]
+                members.append("\"filename\":" + (part.filename.map(jsonString) ?? "null"))
+                members.append("\"original_filename\":" + (part.filename.map(jsonString) ?? "null"))
+                members.append("\"declared_type\":" + (part.contentType.map(jsonString) ?? "null"))
+                members.append("\"content_type\":" + (part.contentType.map(jsonString) ?? "null"))
+                members.append("\"bytes\":\(part.bytes)")
+                return "{" + members.joined(separator: ",") + "}"
+            }
+            fields.append(("parts", "[" + parts.joined(separator: ",") + "]"))
+            fields.append(("injected", "[]"))
+        }
+        fields.append(("error", exchange.error.map(jsonString) ?? "null"))
+        emit(fields)
+    }
+
+    func writeEarly(status: Int, client: SocketAddress, error: String) {
+        guard descriptor >= 0 else { return }
+        emit([
+            ("time", jsonString(timestamp())), ("client", jsonString(client.host)), ("status", "\(status)"),
+            ("error", jsonString(error)),
+        ])
+    }
+
+    private func emit(_ fields: [(String, String)]) {
+        var line = "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
+        line.withUTF8 { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    private func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int = 2) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(parts.tm_year + 1900)-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T\(pad(parts.tm_hour)):"
+            + "\(pad(parts.tm_min)):\(pad(parts.tm_sec)).\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+    }
+}

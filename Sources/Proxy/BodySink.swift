@@ -1,0 +1,108 @@
+import EventLoop
+import HTTP1
+import HTTPCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where a request body goes on its way upstream: straight into the upstream buffer (as
+/// chunks, or as is under a Content-Length), or into a spool file for `request_body: buffer`.
+struct BodySink: ByteSink {
+    enum Target {
+        case chunked(EvBuffer)
+        case plain(EvBuffer)
+        case spool(Spool)
+    }
+
+    var target: Target
+    /// Bytes written (payload, before chunk framing).
+    private(set) var written: Int64 = 0
+
+    init(_ target: Target) {
+        self.target = target
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        written += Int64(bytes.count)
+        switch target {
+        case .chunked(let buffer):
+            buffer.add(ChunkedEncoder.chunkHeader(bytes.count))
+            buffer.add(bytes)
+            buffer.add("\r\n")
+        case .plain(let buffer):
+            buffer.add(bytes)
+        case .spool(let spool):
+            spool.write(bytes)
+        }
+    }
+}
+
+/// An unlinked temp file that collects a re-encoded body so it can be sent with an exact
+/// Content-Length. It has no name once created, so it disappears on every path, crashes
+/// included; the descriptor is handed to libevent (`evbuffer_add_file`) or closed.
+final class Spool {
+    private(set) var descriptor: Int32
+    private var pending: [UInt8] = []
+    private(set) var size: Int64 = 0
+    /// The first write error (`errno`), e.g. ENOSPC.
+    private(set) var error: Int32 = 0
+
+    init(directory: String) throws(ProxyError) {
+        var template = Array("\(directory)/formgate-spool-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw ProxyError(.spoolFailed, detail: "cannot create a temp file in \(directory)")
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        descriptor = fd
+        pending.reserveCapacity(64 * 1024)
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        guard error == 0 else { return }
+        size += Int64(bytes.count)
+        if pending.count + bytes.count > 64 * 1024 { flush() }
+        if bytes.count >= 64 * 1024 {
+            writeAll(bytes)
+        } else {
+            pending.append(contentsOf: bytes)
+        }
+    }
+
+    /// Writes buffered bytes; returns false after a write error.
+    @discardableResult
+    func flush() -> Bool {
+        if !pending.isEmpty {
+            pending.withUnsafeBytes { writeAll($0) }
+            pending.removeAll(keepingCapacity: true)
+        }
+        return error == 0
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count, error == 0 {
+            let result = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                error = errno
+            } else {
+                offset += result
+            }
+        }
+    }
+
+    /// Gives the descriptor away (to `evbuffer_add_file`, which closes it).
+    func takeDescriptor() -> Int32 {
+        let fd = descriptor
+        descriptor = -1
+        return fd
+    }
+}

@@ -1,0 +1,249 @@
+import Config
+import EventLoop
+import HTTP1
+import HTTPCore
+import HTTPIO
+import MultipartEncoding
+import MultipartParsing
+
+extension ClientConnection {
+    /// Routes a parsed request, decides both framings, and starts forwarding it.
+    func startExchange(_ head: RequestHead) {
+        let framing: BodyFraming
+        do throws(HTTP1Error) {
+            framing = try MessageFraming.request(head)
+        } catch {
+            return fail(ProxyError(error))
+        }
+        let route = config.route(path: head.path, host: head.headers["Host"])
+        let requestID =
+            head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 }
+            ?? worker.newRequestID()
+        let target = route?.upstream ?? config.upstream
+        var body = Exchange.RequestBody.passthrough
+        var upstreamFraming = framing
+        var multipartType: MediaType?
+        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type"),
+            let type = try? MediaType.parse(value), type.isMultipartFormData
+        {
+            multipartType = type
+        }
+        let exchange = Exchange(
+            head: head, route: route, target: target, requestID: requestID,
+            startedAt: worker.base.nowMilliseconds,
+            framing: framing, body: body, upstreamFraming: upstreamFraming)
+        self.exchange = exchange
+        if let route, !route.methods.isEmpty, !route.methods.contains(head.method) {
+            return fail(
+                ProxyError(
+                    .methodNotAllowed, detail: "method \(head.method) not allowed on route \(route.name)"))
+        }
+        if case .length(let length) = framing, length > config.limits.bodyBytes {
+            return fail(ProxyError(.payloadTooLarge, detail: "body larger than limits.body_bytes"))
+        }
+        let buffering = route?.requestBody == .buffer
+        if let multipartType {
+            let boundary: [UInt8]
+            do throws(HTTPCoreError) {
+                boundary = try multipartType.multipartBoundary()
+            } catch {
+                return fail(ProxyError(.badRequest, detail: "multipart boundary is missing or invalid"))
+            }
+            let limits = MultipartLimits(
+                parts: config.limits.parts, partHeaderBytes: config.limits.partHeaderBytes,
+                fieldBytes: config.limits.fieldBytes, fileBytes: config.limits.fileBytes)
+            let parser: MultipartParser
+            do throws(MultipartError) {
+                parser = try MultipartParser(boundary: boundary, limits: limits)
+            } catch {
+                return fail(ProxyError(error))
+            }
+            upstreamFraming = .chunked
+            body = .multipart(
+                MultipartPipeline(
+                    parser: parser, rewriter: MultipartRewriter(sink: BodySink(.plain(socket.output)))))
+        }
+        if buffering, upstreamFraming == .chunked {
+            do throws(ProxyError) {
+                exchange.spool = try Spool(directory: config.tempDirectory)
+            } catch {
+                return fail(error)
+            }
+        }
+        exchange.body = body
+        exchange.upstreamFraming = upstreamFraming
+        if head.expectsContinue, framing != .none {
+            socket.output.add("HTTP/1.1 100 Continue\r\n\r\n")
+        }
+        if exchange.spool != nil {
+            // The head goes upstream once the spooled body's length is known.
+            return pumpRequestBody()
+        }
+        connectUpstream()
+    }
+
+    /// Takes a pooled connection or opens one; the head is sent once it is connected.
+    func connectUpstream() {
+        guard let exchange else { return }
+        do throws(ProxyError) {
+            let upstream = try worker.pool.acquire(
+                exchange.target, owner: self, connectTimeout: config.timeouts.upstreamConnect)
+            exchange.upstream = upstream
+            exchange.upstreamStartedAt = worker.base.nowMilliseconds
+            upstream.socket.setWatermarks(readHigh: Self.highWater, writeLow: 0)
+            if upstream.isConnected { upstreamConnected(upstream) }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
+    /// removed, forwarding fields added, framing set by the proxy.
+    func upstreamHead(_ exchange: Exchange, contentLength: Int64?) -> [UInt8] {
+        var headers = exchange.head.headers
+        let originalHost = headers["Host"]
+        headers.removeHopByHop()
+        for name in ["Content-Length", "Expect", "Host", "X-Forwarded-Host"] {
+            headers.removeAll(named: name)
+        }
+        if case .multipart(let pipeline) = exchange.body {
+            headers.set(name: "Content-Type", value: pipeline.rewriter.encoder.contentType)
+        }
+        var forwarded = headers["X-Forwarded-For"].map { $0 + ", " } ?? ""
+        forwarded += peer.host
+        headers.set(name: "X-Forwarded-For", value: forwarded)
+        headers.set(name: "X-Forwarded-Proto", value: "http")
+        if let originalHost { headers.append(name: "X-Forwarded-Host", value: originalHost) }
+        headers.set(name: "X-Request-Id", value: exchange.requestID)
+        if let route = exchange.route {
+            for name in route.removeHeaders { headers.removeAll(named: name) }
+            for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
+        }
+        switch exchange.upstreamFraming {
+        case .chunked where contentLength == nil:
+            headers.append(name: "Transfer-Encoding", value: "chunked")
+        case .length(let length):
+            headers.append(name: "Content-Length", value: "\(length)")
+        default:
+            if let contentLength {
+                headers.append(name: "Content-Length", value: "\(contentLength)")
+            } else if exchange.head.headers.contains("Content-Length") {
+                headers.append(name: "Content-Length", value: "0")
+            }
+        }
+        var out: [UInt8] = []
+        out.append(contentsOf: exchange.head.method.utf8)
+        out.append(0x20)
+        out.append(contentsOf: exchange.head.target.utf8)
+        out.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
+        out.append(contentsOf: exchange.target.authority.utf8)
+        out.append(contentsOf: [0x0D, 0x0A])
+        headers.appendSerialized(to: &out)
+        return out
+    }
+
+    /// Moves request body bytes from the client towards the upstream until the client has
+    /// nothing more, or the upstream side is full (then reading pauses: backpressure).
+    func pumpRequestBody() {
+        guard let exchange, !closing, !exchange.clientBodyRead else { return }
+        let spooling = exchange.spool != nil
+        var output: EvBuffer?
+        if !spooling {
+            guard exchange.upstreamHeadSent, let upstreamOutput = exchange.upstream?.socket.output else {
+                return
+            }
+            output = upstreamOutput
+        }
+        let input = socket.input
+        while input.count > 0 {
+            if let output, output.count > Self.highWater {
+                socket.setReading(false)
+                return
+            }
+            let before = exchange.decoder.payloadBytes
+            var failure: ProxyError?
+            switch exchange.body {
+            case .passthrough:
+                if let remaining = exchange.decoder.remainingLength, let output {
+                    let count = Int(min(Int64(input.count), remaining))
+                    input.move(count, to: output)
+                    exchange.decoder.skip(count)
+                } else {
+                    var sink = output.map { BodySink(.chunked($0)) } ?? BodySink(.spool(exchange.spool!))
+                    do throws(HTTP1Error) {
+                        _ = try input.decodeBody(&exchange.decoder) { sink.write($0) }
+                    } catch {
+                        failure = ProxyError(error)
+                    }
+                }
+            case .multipart(var pipeline):
+                exchange.body = .passthrough  // so the pipeline is mutated in place, not copied
+                pipeline.rewriter.sink =
+                    output.map { BodySink(.chunked($0)) } ?? BodySink(.spool(exchange.spool!))
+                var multipartFailure: MultipartError?
+                do throws(HTTP1Error) {
+                    _ = try input.decodeBody(&exchange.decoder) { bytes in
+                        guard multipartFailure == nil else { return }
+                        do throws(MultipartError) {
+                            try pipeline.feed(bytes)
+                        } catch {
+                            multipartFailure = error
+                        }
+                    }
+                } catch {
+                    failure = ProxyError(error)
+                }
+                if let multipartFailure { failure = ProxyError(multipartFailure) }
+                exchange.body = .multipart(pipeline)
+            }
+            if let failure { return fail(failure) }
+            exchange.bytesIn += exchange.decoder.payloadBytes - before
+            if exchange.decoder.payloadBytes > config.limits.bodyBytes {
+                return fail(ProxyError(.payloadTooLarge, detail: "body larger than limits.body_bytes"))
+            }
+            if exchange.decoder.isComplete { return finishRequestBody() }
+            if exchange.decoder.payloadBytes == before { break }
+        }
+        socket.setReading(true)
+    }
+
+    /// The client's body is complete: close the multipart body and the framing, then (for a
+    /// spooled body) send head and file.
+    func finishRequestBody() {
+        guard let exchange else { return }
+        exchange.clientBodyRead = true
+        socket.setReading(false)
+        let spooling = exchange.spool != nil
+        if case .multipart(var pipeline) = exchange.body {
+            exchange.body = .passthrough
+            if let spool = exchange.spool {
+                pipeline.rewriter.sink = BodySink(.spool(spool))
+            } else if let output = exchange.upstream?.socket.output {
+                pipeline.rewriter.sink = BodySink(.chunked(output))
+            }
+            do throws(MultipartError) {
+                try pipeline.finish()
+            } catch {
+                return fail(ProxyError(error))
+            }
+            exchange.body = .multipart(pipeline)
+        }
+        if spooling {
+            guard let spool = exchange.spool, spool.flush() else {
+                return fail(ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"))
+            }
+            return connectUpstream()
+        }
+        if exchange.upstreamFraming == .chunked { exchange.upstream?.socket.output.add("0\r\n\r\n") }
+        requestFullySent()
+    }
+
+    /// The whole request is queued upstream: now the response clock runs.
+    func requestFullySent() {
+        guard let exchange, let upstream = exchange.upstream else { return }
+        exchange.requestSent = true
+        upstream.socket.setTimeouts(
+            readMilliseconds: config.timeouts.upstreamResponse,
+            writeMilliseconds: config.timeouts.upstreamResponse)
+    }
+}

@@ -1,0 +1,195 @@
+import Config
+import EventLoop
+import HTTP1
+import HTTPCore
+import HTTPIO
+import MultipartEncoding
+import MultipartParsing
+
+/// One client connection: reads requests in order (keep-alive, pipelining), forwards each
+/// through an upstream connection and relays the response, with backpressure both ways.
+///
+/// Lives on its worker's loop thread. The worker keeps it alive until `close()`.
+final class ClientConnection: BufferedSocketDelegate {
+    /// Buffers above this stop the reading side (libevent watermarks).
+    static let highWater = 256 * 1024
+
+    let socket: BufferedSocket
+    unowned let worker: Worker
+    let config: ServerConfig
+    let peer: SocketAddress
+    var scanner: HeadScanner
+    var exchange: Exchange?
+    var closing = false
+    var closed = false
+    var clientHalfClosed = false
+    var headerTimer: Timer?
+
+    init(socket: BufferedSocket, peer: SocketAddress, worker: Worker) {
+        self.socket = socket
+        self.peer = peer
+        self.worker = worker
+        self.config = worker.config
+        self.scanner = HeadScanner(limit: worker.config.limits.headerBytes)
+        socket.delegate = self
+        socket.setWatermarks(readHigh: Self.highWater, writeLow: 0)
+        socket.setTimeouts(readMilliseconds: config.timeouts.idle, writeMilliseconds: config.timeouts.idle)
+        headerTimer = Timer(base: worker.base) { [unowned self] in self.headerTimedOut() }
+        socket.enable()
+    }
+
+    // MARK: socket events
+
+    func socketReadable(_ socket: BufferedSocket) {
+        if exchange == nil {
+            readRequests()
+        } else {
+            pumpRequestBody()
+        }
+    }
+
+    func socketWritable(_ socket: BufferedSocket) {
+        if closing {
+            if socket.output.count == 0 { close() }
+            return
+        }
+        resumeResponse()
+    }
+
+    func socket(_ socket: BufferedSocket, events: SocketEvents) {
+        if events.contains(.timeout) {
+            if let exchange, !exchange.responseStarted {
+                fail(ProxyError(.requestTimeout, detail: "client too slow"))
+            } else {
+                close()
+            }
+            return
+        }
+        if events.contains(.endOfFile), !events.contains(.error), let exchange, exchange.clientBodyRead {
+            // The client half-closed after sending its whole request: answer, then close.
+            clientHalfClosed = true
+            socket.setReading(false)
+            return
+        }
+        if let exchange {
+            exchange.error = "client closed the connection"
+            abortUpstream()
+            worker.log(exchange, status: 499, client: peer)
+        }
+        close()
+    }
+
+    // MARK: reading requests
+
+    func readRequests() {
+        guard !closing, exchange == nil else { return }
+        let input = socket.input
+        if input.count == 0 { return }
+        if scanner.scanned == 0 { headerTimer?.schedule(milliseconds: config.timeouts.header) }
+        let headBytes: [UInt8]
+        do throws(HTTP1Error) {
+            guard let bytes = try input.takeHead(&scanner) else { return }
+            headBytes = bytes
+        } catch {
+            return fail(ProxyError(error))
+        }
+        headerTimer?.cancel()
+        scanner = HeadScanner(limit: config.limits.headerBytes)
+        let head: RequestHead
+        do throws(HTTP1Error) {
+            head = try HeadParser.parseRequest(headBytes)
+        } catch {
+            return fail(ProxyError(error))
+        }
+        startExchange(head)
+    }
+
+    private func headerTimedOut() {
+        guard exchange == nil, !closing else { return }
+        fail(ProxyError(.requestTimeout, detail: "request header not received in time"))
+    }
+
+    // MARK: errors and the end of a connection
+
+    /// Answers with an error (when no response has started) and closes the connection.
+    func fail(_ error: ProxyError) {
+        guard !closed else { return }
+        abortUpstream()
+        if let exchange {
+            exchange.error = error.detail
+            if exchange.responseStarted {
+                worker.log(exchange, status: exchange.upstreamStatus ?? error.status, client: peer)
+                return close()
+            }
+        }
+        let accept = exchange?.head.headers["Accept"] ?? ""
+        let body: String
+        let contentType: String
+        if accept.contains("application/json") {
+            body = "{\"status\":\(error.status),\"error\":\(jsonString(error.detail))}\n"
+            contentType = "application/json"
+        } else {
+            body = "\(error.status) \(ProxyError.reasonPhrase(error.status)): \(error.detail)\n"
+            contentType = "text/plain; charset=utf-8"
+        }
+        var response = "HTTP/1.1 \(error.status) \(ProxyError.reasonPhrase(error.status))\r\n"
+        response +=
+            "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
+        if let id = exchange?.requestID { response += "X-Request-Id: \(id)\r\n" }
+        response += "\r\n"
+        socket.output.add(response)
+        if exchange?.head.method != "HEAD" { socket.output.add(body) }
+        if let exchange {
+            exchange.bytesOut += Int64(response.utf8.count + body.utf8.count)
+            worker.log(exchange, status: error.status, client: peer)
+        } else {
+            worker.logEarly(status: error.status, client: peer, error: error.detail)
+        }
+        exchange = nil
+        flushAndClose()
+    }
+
+    /// Stops reading, sends what is queued, then closes.
+    func flushAndClose() {
+        closing = true
+        socket.setReading(false)
+        socket.input.drain(socket.input.count)
+        if socket.output.count == 0 {
+            close()
+        }
+    }
+
+    /// Drops the upstream side of the current exchange without completing its request.
+    func abortUpstream() {
+        guard let exchange, let upstream = exchange.upstream else { return }
+        exchange.upstream = nil
+        worker.pool.discard(upstream)
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        headerTimer?.cancel()
+        headerTimer = nil
+        abortUpstream()
+        exchange = nil
+        socket.close()
+        worker.closed(self)
+    }
+}
+
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20:
+            out +=
+                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                + String(scalar.value, radix: 16)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}

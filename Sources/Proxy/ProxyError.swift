@@ -1,0 +1,86 @@
+import HTTP1
+import MultipartParsing
+
+/// Why a request ended badly, and the status the client gets. This is the one place where
+/// errors of the other modules become HTTP status codes.
+struct ProxyError: Error {
+    enum Kind {
+        case badRequest
+        case headTooLarge
+        case versionNotSupported
+        case methodNotAllowed
+        case notFound
+        case lengthRequired
+        case payloadTooLarge
+        case requestTimeout
+        case upstreamUnreachable
+        case upstreamBroken
+        case upstreamTimeout
+        case spoolFailed
+        case insufficientStorage
+    }
+
+    var kind: Kind
+    /// What to tell the client and the log (never a secret).
+    var detail: String
+
+    init(_ kind: Kind, detail: String) {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    init(_ error: HTTP1Error) {
+        switch error.reason {
+        case .headTooLarge: self.init(.headTooLarge, detail: "request header section too large")
+        case .unsupportedVersion: self.init(.versionNotSupported, detail: "HTTP version not supported")
+        default: self.init(.badRequest, detail: "malformed HTTP: \(error.reason.rawValue)")
+        }
+    }
+
+    init(_ error: MultipartError) {
+        if case .limitExceeded(let limit) = error.reason {
+            self.init(.payloadTooLarge, detail: "multipart limit exceeded: \(limit.rawValue)")
+        } else {
+            self.init(
+                .badRequest, detail: "malformed multipart body: \(error.reason) at byte \(error.offset)")
+        }
+    }
+
+    var status: Int {
+        switch kind {
+        case .badRequest: 400
+        case .headTooLarge: 431
+        case .versionNotSupported: 505
+        case .methodNotAllowed: 405
+        case .notFound: 404
+        case .lengthRequired: 411
+        case .payloadTooLarge: 413
+        case .requestTimeout: 408
+        case .upstreamUnreachable, .upstreamBroken: 502
+        case .upstreamTimeout: 504
+        case .spoolFailed: 500
+        case .insufficientStorage: 507
+        }
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        case 507: "Insufficient Storage"
+        default: "Status"
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Config
+import EventLoop
+
+/// Receives an upstream connection's events while it serves a request.
+protocol UpstreamOwner: AnyObject {
+    func upstreamConnected(_ upstream: UpstreamConnection)
+    func upstreamReadable(_ upstream: UpstreamConnection)
+    func upstreamWritable(_ upstream: UpstreamConnection)
+    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents)
+}
+
+/// One connection to an upstream: serving a request for its owner, or idle in the pool.
+final class UpstreamConnection: BufferedSocketDelegate {
+    let target: UpstreamURL
+    let socket: BufferedSocket
+    weak var owner: (any UpstreamOwner)?
+    unowned let pool: UpstreamPool
+    private(set) var isConnected = false
+    /// Requests this connection has carried (more than 0 means it came from the pool).
+    var requestsServed = 0
+    private var connectTimer: Timer?
+
+    init(
+        target: UpstreamURL, socket: BufferedSocket, pool: UpstreamPool, connectTimeout: Int64,
+        base: EventBase
+    ) {
+        self.target = target
+        self.socket = socket
+        self.pool = pool
+        socket.delegate = self
+        connectTimer = Timer(base: base) { [weak self] in
+            guard let self, let owner = self.owner else { return }
+            owner.upstream(self, failed: [.timeout, .writing])
+        }
+        connectTimer?.schedule(milliseconds: connectTimeout)
+    }
+
+    func socketReadable(_ socket: BufferedSocket) {
+        if let owner {
+            owner.upstreamReadable(self)
+        } else {
+            pool.discard(self)  // an idle connection that speaks is broken or closing
+        }
+    }
+
+    func socketWritable(_ socket: BufferedSocket) {
+        owner?.upstreamWritable(self)
+    }
+
+    func socket(_ socket: BufferedSocket, events: SocketEvents) {
+        if events.contains(.connected) {
+            isConnected = true
+            connectTimer = nil
+            socket.enable()
+            owner?.upstreamConnected(self)
+            return
+        }
+        connectTimer = nil
+        if let owner {
+            owner.upstream(self, failed: events)
+        } else {
+            pool.discard(self)
+        }
+    }
+
+    /// Closes the socket.
+    func close() {
+        connectTimer = nil
+        owner = nil
+        socket.close()
+    }
+}
+
+/// Idle keep-alive connections per upstream, for one worker.
+final class UpstreamPool {
+    let base: EventBase
+    private var idle: [UpstreamURL: [UpstreamConnection]] = [:]
+    private let caFile: String?
+    private var tlsContext: TLSClientContext?
+    let maxIdlePerUpstream = 64
+    let idleTimeout: Int64
+    /// Connections opened and reused, for tests and metrics.
+    private(set) var opened = 0
+    private(set) var reused = 0
+
+    init(base: EventBase, caFile: String?, idleTimeout: Int64) {
+        self.base = base
+        self.caFile = caFile
+        self.idleTimeout = idleTimeout
+    }
+
+    /// An idle connection to `target`, or a new one being connected.
+    func acquire(_ target: UpstreamURL, owner: any UpstreamOwner, connectTimeout: Int64) throws(ProxyError)
+        -> UpstreamConnection
+    {
+        while var list = idle[target], let connection = list.popLast() {
+            idle[target] = list
+            guard connection.socket.raw != nil else { continue }
+            connection.owner = owner
+            connection.socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
+            reused += 1
+            return connection
+        }
+        let tls: TLSClientContext?
+        if target.scheme == .https {
+            if tlsContext == nil {
+                do throws(EventLoopError) {
+                    tlsContext = try TLSClientContext(caFile: caFile)
+                } catch {
+                    throw ProxyError(.upstreamUnreachable, detail: "TLS setup failed: \(error)")
+                }
+            }
+            tls = tlsContext
+        } else {
+            tls = nil
+        }
+        let placeholder = PendingOwner()
+        let socket: BufferedSocket
+        do throws(EventLoopError) {
+            socket = try BufferedSocket.connect(
+                base: base, host: target.host, port: target.port, tls: tls, delegate: placeholder)
+        } catch {
+            throw ProxyError(.upstreamUnreachable, detail: "cannot connect to the upstream")
+        }
+        let connection = UpstreamConnection(
+            target: target, socket: socket, pool: self, connectTimeout: connectTimeout, base: base)
+        connection.owner = owner
+        opened += 1
+        return connection
+    }
+
+    /// Returns a connection whose exchange ended cleanly, for reuse.
+    func release(_ connection: UpstreamConnection) {
+        connection.owner = nil
+        guard connection.socket.raw != nil, idle[connection.target, default: []].count < maxIdlePerUpstream
+        else {
+            connection.close()
+            return
+        }
+        connection.socket.setTimeouts(readMilliseconds: idleTimeout, writeMilliseconds: 0)
+        connection.socket.setReading(true)
+        idle[connection.target, default: []].append(connection)
+    }
+
+    /// Closes a connection and forgets it.
+    func discard(_ connection: UpstreamConnection) {
+        if var list = idle[connection.target], let index = list.firstIndex(where: { $0 === connection }) {
+            list.remove(at: index)
+            idle[connection.target] = list
+        }
+        connection.close()
+    }
+
+    /// Closes every idle connection.
+    func closeAll() {
+        for list in idle.values { list.forEach { $0.close() } }
+        idle.removeAll()
+    }
+
+    /// The number of idle connections.
+    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+}
+
+/// A delegate for the instant between creating a socket and wrapping it.
+private final class PendingOwner: BufferedSocketDelegate {
+    func socketReadable(_ socket: BufferedSocket) {}
+    func socketWritable(_ socket: BufferedSocket) {}
+    func socket(_ socket: BufferedSocket, events: SocketEvents) {}
+}
