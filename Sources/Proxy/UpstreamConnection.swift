@@ -153,7 +153,9 @@ final class UpstreamPool {
 
     /// Closes every idle connection.
     func closeAll() {
-        for list in idle.values { list.forEach { $0.close() } }
+        for list in idle.values {
+            for connection in list { connection.close() }
+        }
         idle.removeAll()
     }
 
