@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
 # Debian packages the build and the tests need (installed when missing).
-TEST_PACKAGES :=
+TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev pkg-config curl php-cli ca-certificates openssl
 BENCH_PACKAGES :=
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
@@ -34,10 +34,9 @@ bench: deps
 	swift build -c release $(SWIFT_FLAGS) --product multipart-bench
 	.build/release/multipart-bench
 
-run:
-	@echo "The proxy itself (formgate run, demo-upstream) lands with issue #3; this checkout"
-	@echo "holds the multipart parser and encoder modules. Try 'make test' or 'make bench'."
-	@exit 1
+run: deps
+	swift build -c release $(SWIFT_FLAGS) --product formgate
+	@scripts/run-demo.sh
 
 clean:
 	swift package clean

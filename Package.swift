@@ -23,11 +23,12 @@ let package = Package(
             name: "CLibevent", pkgConfig: "libevent_openssl",
             providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
-        .target(name: "Config", dependencies: [], swiftSettings: strict),
+        .target(name: "Config", dependencies: ["CYAML"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",
@@ -49,6 +50,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .testTarget(name: "ProxyIntegrationTests", dependencies: ["CCrypto"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",

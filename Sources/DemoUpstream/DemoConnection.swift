@@ -16,6 +16,8 @@ final class DemoConnection: BufferedSocketDelegate {
     let socket: BufferedSocket
     unowned let server: DemoUpstream
     var state: State = .head(HeadScanner(limit: 64 * 1024))
+    /// Requests served on this connection (shows keep-alive reuse in receipts).
+    var requests = 0
 
     init(socket: BufferedSocket, server: DemoUpstream) {
         self.socket = socket
@@ -85,7 +87,8 @@ final class DemoConnection: BufferedSocketDelegate {
                     state = .body(head, decoder, receipt)
                     return
                 }
-                respond(head: head, body: receipt.json(), status: 200)
+                requests += 1
+                respond(head: head, body: receipt.json(connectionRequests: requests), status: 200)
                 if !head.keepAlive {
                     state = .closing
                     return

@@ -69,7 +69,7 @@ final class Receipt: MultipartEventHandler {
         }
     }
 
-    func json() -> String {
+    func json(connectionRequests: Int) -> String {
         if parser != nil, error == nil {
             var collector = self
             do throws(MultipartError) {
@@ -86,6 +86,7 @@ final class Receipt: MultipartEventHandler {
                 JSON.array(head.headers.map { JSON.array([JSON.bytes($0.name), JSON.bytes($0.value)]) })
             ),
             ("body_size", "\(bodySize)"),
+            ("connection_requests", "\(connectionRequests)"),
         ]
         if let bodyDigest { members.append(("body_sha256", JSON.string(bodyDigest.finalizeHex()))) }
         if let parser {

@@ -142,6 +142,12 @@ public final class BufferedSocket {
         return bufferevent_getfd(raw)
     }
 
+    /// Turns off Nagle's algorithm (small heads and chunk trailers go out at once).
+    public func setNoDelay() {
+        let descriptor = fd
+        if descriptor >= 0 { _ = fg_set_nodelay(descriptor) }
+    }
+
     /// The OpenSSL error of a failed TLS connection, if any.
     public var tlsError: String? {
         guard let raw, isTLS else { return nil }

@@ -31,15 +31,27 @@ public struct SocketAddress: Sendable, CustomStringConvertible, Equatable {
     ///
     /// - Throws: `EventLoopError` when it is not a numeric address with a port.
     public init(parsing text: String) throws(EventLoopError) {
+        // libevent refuses port 0; parse with port 1 and clear it (0 asks for a free port).
+        let anyPort = text.hasSuffix(":0")
+        let parsed = anyPort ? String(text.dropLast()) + "1" : text
         var storage = sockaddr_storage()
         var length = Int32(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                evutil_parse_sockaddr_port(text, $0, &length)
+                evutil_parse_sockaddr_port(parsed, $0, &length)
             }
         }
         guard result == 0, !text.hasSuffix(":"), text.contains(":") else {
             throw EventLoopError("not an address with a port: \(text)")
+        }
+        if anyPort {
+            withUnsafeMutablePointer(to: &storage) { pointer in
+                if Int32(pointer.pointee.ss_family) == AF_INET {
+                    pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = 0 }
+                } else {
+                    pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = 0 }
+                }
+            }
         }
         self.init(storage: storage, length: socklen_t(length))
     }

@@ -51,6 +51,7 @@ final class UpstreamConnection: BufferedSocketDelegate {
         if events.contains(.connected) {
             isConnected = true
             connectTimer = nil
+            socket.setNoDelay()
             socket.enable()
             owner?.upstreamConnected(self)
             return

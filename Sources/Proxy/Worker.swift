@@ -19,15 +19,13 @@ final class Worker {
     private var random = SystemRandomNumberGenerator()
     private let maxConnections: Int
 
-    init(config: ServerConfig, workers: Int, log: AccessLog) throws(EventLoopError) {
+    init(config: ServerConfig, workers: Int, log: AccessLog, address: SocketAddress) throws(EventLoopError) {
         base = try EventBase()
         self.config = config
         self.log = log
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
         maxConnections = max(1, config.limits.connections / workers)
-        listener = try Listener(
-            base: base, address: try SocketAddress(parsing: config.listen), reusePort: true
-        ) {
+        listener = try Listener(base: base, address: address, reusePort: true) {
             [unowned self] fd, peer in self.accept(fd, peer)
         }
     }
@@ -92,8 +90,12 @@ public final class ProxyServer: @unchecked Sendable {
         self.config = config
         let count = config.effectiveWorkers
         let log = AccessLog(destination: config.accessLog)
+        var address = try SocketAddress(parsing: config.listen)
         for _ in 0..<count {
-            workers.append(try Worker(config: config, workers: count, log: log))
+            let worker = try Worker(config: config, workers: count, log: log, address: address)
+            // With port 0 the first listener picks a port; the others join it (SO_REUSEPORT).
+            if let bound = worker.address { address = bound }
+            workers.append(worker)
         }
     }
 

@@ -34,11 +34,31 @@ enum FileHandleStderr {
     }
 }
 
-/// Loads the configuration; a missing default file means the built-in defaults.
+/// Loads the configuration or exits 1 listing every error.
 func loadConfig(_ path: String) -> ServerConfig {
-    var config = ServerConfig()
-    config.routes = [Route(name: "uploads", pathPrefix: "/", rewritesMultipart: true)]
-    return config
+    switch ConfigLoader.load(path: path) {
+    case .success(let config):
+        return config
+    case .failure(let errors):
+        FileHandleStderr.write(errors.description + "\n")
+        exit(1)
+    }
+}
+
+func runCheck(_ arguments: [String]) -> Never {
+    var configPath = "conf/formgate.yaml"
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+        switch argument {
+        case "-c", "--config":
+            guard let value = iterator.next() else { fail("-c needs a file") }
+            configPath = value
+        default: fail("check: unknown option \(argument)\n\n\(usage)")
+        }
+    }
+    let config = loadConfig(configPath)
+    print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
+    exit(0)
 }
 
 func runDemoUpstream(_ arguments: [String]) -> Never {
@@ -129,6 +149,11 @@ func runProxy(_ arguments: [String]) -> Never {
     }
 }
 
+// A parent may have spawned us with signals blocked (posix_spawn keeps the mask): start clean.
+var emptySignalSet = sigset_t()
+sigemptyset(&emptySignalSet)
+pthread_sigmask(SIG_SETMASK, &emptySignalSet, nil)
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandleStderr.write(usage)
@@ -138,6 +163,8 @@ arguments.removeFirst()
 switch command {
 case "run":
     runProxy(arguments)
+case "check":
+    runCheck(arguments)
 case "demo-upstream":
     runDemoUpstream(arguments)
 case "version", "--version":

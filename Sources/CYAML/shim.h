@@ -1,0 +1,4 @@
+#ifndef FORMGATE_CYAML_SHIM_H
+#define FORMGATE_CYAML_SHIM_H
+#include <yaml.h>
+#endif

@@ -1,0 +1,316 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Loads `conf/formgate.yaml`-style files into a `ServerConfig`, reporting every problem as
+/// `FILE:LINE:COL: key.path: message`. Unknown keys are errors; `${NAME}` expands from the
+/// environment.
+public enum ConfigLoader {
+    /// Loads the file at `path`.
+    public static func load(path: String, environment: [String: String] = processEnvironment())
+        -> Result<ServerConfig, ConfigErrors>
+    {
+        guard let text = readFile(path) else {
+            return .failure(
+                ConfigErrors([
+                    ConfigError(file: path, line: 0, column: 0, keyPath: "", message: "cannot read the file")
+                ]))
+        }
+        return load(text: text, file: path, environment: environment)
+    }
+
+    /// Loads configuration text; `file` names it in errors.
+    public static func load(text: String, file: String, environment: [String: String] = [:])
+        -> Result<ServerConfig, ConfigErrors>
+    {
+        let root: YAMLNode
+        do throws(YAMLError) {
+            root = try YAMLNode.parse(text)
+        } catch {
+            return .failure(
+                ConfigErrors([
+                    ConfigError(
+                        file: file, line: error.mark.line, column: error.mark.column, keyPath: "",
+                        message: error.message)
+                ]))
+        }
+        var decoder = ValueDecoder(file: file, environment: environment)
+        let config = decodeServer(root, &decoder)
+        return decoder.errors.isEmpty ? .success(config) : .failure(ConfigErrors(decoder.errors))
+    }
+
+    static let topKeys: Set<String> = [
+        "listen", "workers", "admin", "upstream", "upstream_ca_file", "timeouts", "limits", "access_log",
+        "temp_dir",
+        "routes",
+    ]
+
+    static func decodeServer(_ root: YAMLNode, _ decoder: inout ValueDecoder) -> ServerConfig {
+        var config = ServerConfig()
+        guard let entries = decoder.mapping(root, "", allowed: topKeys) else { return config }
+        for (key, _, value) in entries {
+            switch key {
+            case "listen":
+                if let text = decoder.string(value, key) {
+                    if isAddress(text) {
+                        config.listen = text
+                    } else {
+                        decoder.fail(value.mark, key, "expected HOST:PORT, found '\(text)'")
+                    }
+                }
+            case "admin":
+                if let text = decoder.string(value, key) {
+                    if isAddress(text) {
+                        config.admin = text
+                    } else {
+                        decoder.fail(value.mark, key, "expected HOST:PORT, found '\(text)'")
+                    }
+                }
+            case "workers":
+                if case .scalar("auto", _, _) = value {
+                    config.workers = 0
+                } else if let count = decoder.int(value, key, range: 1...256) {
+                    config.workers = count
+                }
+            case "upstream":
+                if let url = upstream(value, key, &decoder) { config.upstream = url }
+            case "upstream_ca_file":
+                config.upstreamCAFile = decoder.string(value, key)
+            case "access_log":
+                if let text = decoder.string(value, key) { config.accessLog = text }
+            case "temp_dir":
+                if let text = decoder.string(value, key) { config.tempDirectory = text }
+            case "timeouts":
+                decodeTimeouts(value, key, &decoder, into: &config.timeouts)
+            case "limits":
+                decodeLimits(value, key, &decoder, into: &config.limits)
+            case "routes":
+                guard case .sequence(let items, _) = value else {
+                    decoder.fail(value.mark, key, "expected a list of routes, found \(value.kind)")
+                    continue
+                }
+                config.routes = items.enumerated().compactMap {
+                    decodeRoute($0.element, "routes[\($0.offset)]", &decoder)
+                }
+            default:
+                break
+            }
+        }
+        return config
+    }
+
+    static func upstream(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> UpstreamURL? {
+        guard let text = decoder.string(node, path) else { return nil }
+        guard let url = UpstreamURL(parsing: text) else {
+            decoder.fail(
+                node.mark, path, "expected http://HOST[:PORT] or https://HOST[:PORT], found '\(text)'")
+            return nil
+        }
+        return url
+    }
+
+    static func decodeTimeouts(
+        _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into timeouts: inout Timeouts
+    ) {
+        let keys: Set<String> = ["header", "idle", "upstream_connect", "upstream_response"]
+        for (key, _, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
+            guard let milliseconds = decoder.duration(value, join(path, key)) else { continue }
+            guard milliseconds > 0 else {
+                decoder.fail(value.mark, join(path, key), "must be more than 0")
+                continue
+            }
+            switch key {
+            case "header": timeouts.header = milliseconds
+            case "idle": timeouts.idle = milliseconds
+            case "upstream_connect": timeouts.upstreamConnect = milliseconds
+            default: timeouts.upstreamResponse = milliseconds
+            }
+        }
+    }
+
+    static func decodeLimits(
+        _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into limits: inout Limits
+    ) {
+        let keys: Set<String> = [
+            "header_bytes", "body_bytes", "parts", "part_header_bytes", "field_bytes", "file_bytes",
+            "connections",
+        ]
+        for (key, _, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
+            let keyPath = join(path, key)
+            switch key {
+            case "parts":
+                if let count = decoder.int(value, keyPath, range: 1...1_000_000) { limits.parts = count }
+            case "connections":
+                if let count = decoder.int(value, keyPath, range: 1...1_000_000) {
+                    limits.connections = count
+                }
+            default:
+                guard let size = decoder.size(value, keyPath) else { continue }
+                guard size > 0 else {
+                    decoder.fail(value.mark, keyPath, "must be more than 0")
+                    continue
+                }
+                switch key {
+                case "header_bytes": limits.headerBytes = Int(min(size, 1 << 24))
+                case "body_bytes": limits.bodyBytes = size
+                case "part_header_bytes": limits.partHeaderBytes = Int(min(size, 1 << 24))
+                case "field_bytes": limits.fieldBytes = size
+                default: limits.fileBytes = size
+                }
+            }
+        }
+    }
+
+    static func decodeRoute(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Route? {
+        let keys: Set<String> = ["name", "match", "upstream", "request_body", "multipart", "headers"]
+        guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
+        guard entries.contains(where: { $0.key == "match" }) else {
+            decoder.fail(node.mark, path, "a route needs match: { path: … }")
+            return nil
+        }
+        var route = Route(pathPrefix: "/")
+        var name: String?
+        for (key, _, value) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "name": name = decoder.string(value, keyPath)
+            case "match": decodeMatch(value, keyPath, &decoder, into: &route)
+            case "upstream": route.upstream = upstream(value, keyPath, &decoder)
+            case "request_body":
+                if let text = decoder.string(value, keyPath) {
+                    if let mode = RequestBodyMode(rawValue: text) {
+                        route.requestBody = mode
+                    } else {
+                        decoder.fail(value.mark, keyPath, "expected stream or buffer, found '\(text)'")
+                    }
+                }
+            case "multipart":
+                route.rewritesMultipart = true
+                decodeMultipart(value, keyPath, &decoder)
+            case "headers":
+                decodeHeaders(value, keyPath, &decoder, into: &route)
+            default:
+                break
+            }
+        }
+        route.name = name ?? route.pathPrefix
+        return route
+    }
+
+    static func decodeMatch(
+        _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into route: inout Route
+    ) {
+        let entries = decoder.mapping(node, path, allowed: ["path", "methods", "host"]) ?? []
+        if !entries.contains(where: { $0.key == "path" }) {
+            decoder.fail(node.mark, path, "match needs a path")
+        }
+        for (key, _, value) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "path":
+                if let text = decoder.string(value, keyPath) {
+                    if text.hasPrefix("/") {
+                        route.pathPrefix = text
+                    } else {
+                        decoder.fail(value.mark, keyPath, "a path prefix starts with /")
+                    }
+                }
+            case "host":
+                route.host = decoder.string(value, keyPath)?.lowercased()
+            default:
+                let methods = decoder.stringList(value, keyPath) ?? []
+                for method in methods
+                where method.isEmpty || !method.allSatisfy({ $0.isLetter && $0.isUppercase }) {
+                    decoder.fail(value.mark, keyPath, "'\(method)' is not an upper-case method name")
+                }
+                route.methods = methods
+            }
+        }
+    }
+
+    static func decodeMultipart(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) {
+        if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return }
+        let rules: Set<String> = [
+            "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest",
+        ]
+        for (key, keyMark, _) in decoder.mapping(node, path, allowed: rules) ?? [] {
+            decoder.fail(
+                keyMark, join(path, key), "rule not implemented yet (upload rules arrive with issue #4)")
+        }
+    }
+
+    static func decodeHeaders(
+        _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into route: inout Route
+    ) {
+        for (key, _, value) in decoder.mapping(node, path, allowed: ["set", "remove"]) ?? [] {
+            let keyPath = join(path, key)
+            if key == "remove" {
+                route.removeHeaders = decoder.stringList(value, keyPath) ?? []
+                continue
+            }
+            guard case .mapping(let entries, _) = value else {
+                decoder.fail(
+                    value.mark, keyPath, "expected a mapping of header names to values, found \(value.kind)")
+                continue
+            }
+            for (name, nameMark, headerValue) in entries {
+                guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                    decoder.fail(nameMark, join(keyPath, name), "not a header name")
+                    continue
+                }
+                guard let text = decoder.string(headerValue, join(keyPath, name)) else { continue }
+                guard !text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) else {
+                    decoder.fail(
+                        headerValue.mark, join(keyPath, name),
+                        "control characters are not allowed in a header value")
+                    continue
+                }
+                route.setHeaders.append((name, text))
+            }
+        }
+    }
+
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    static func isAddress(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            return false
+        }
+        return (0...65535).contains(port) && colon > text.startIndex
+    }
+
+    static func readFile(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The process environment as a dictionary.
+    public static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}

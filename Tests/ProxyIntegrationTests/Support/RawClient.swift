@@ -1,0 +1,199 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A plain TCP client for sending exact bytes (framing cases, aborted uploads, pipelining).
+final class RawClient {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else { throw TestFailure("connect failed: \(errno)") }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    func send(_ text: String) {
+        send(Array(text.utf8))
+    }
+
+    /// Reads until the peer closes or `timeout` seconds pass.
+    func readAll(timeout: Int = 30) -> [UInt8] {
+        var timeoutValue = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            out += buffer[..<count]
+        }
+        return out
+    }
+
+    /// Reads one HTTP/1.1 response with a Content-Length body (or until close).
+    func readResponse(timeout: Int = 30) -> (status: Int, head: String, body: [UInt8])? {
+        var timeoutValue = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let end = data.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: data[..<end.lowerBound], as: UTF8.self)
+                let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+                if (100..<200).contains(status) {
+                    data.removeSubrange(..<end.upperBound)
+                    continue
+                }
+                let length = head.split(separator: "\r\n").first {
+                    $0.lowercased().hasPrefix("content-length:")
+                }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+                var body = Array(data[end.upperBound...])
+                if let length {
+                    while body.count < length {
+                        let count = recv(fd, &buffer, buffer.count, 0)
+                        if count <= 0 { break }
+                        body += buffer[..<count]
+                    }
+                    return (status, head, Array(body.prefix(length)))
+                }
+                return (status, head, body)
+            }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return nil }
+            data += buffer[..<count]
+        }
+    }
+
+    func shutdownWrite() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+}
+
+/// A TCP listener that records what it receives and answers as told (or never): a fake
+/// upstream for fault and smuggling tests.
+final class FakeUpstream: @unchecked Sendable {
+    enum Behavior {
+        /// Accept and read, never answer.
+        case silent
+        /// Read a little, then reset the connection.
+        case resetAfter(bytes: Int)
+        /// Answer every request with this raw response after reading its head.
+        case respond(String)
+    }
+
+    let fd: Int32
+    let port: Int
+    private let lock = NSLock()
+    private var received: [UInt8] = []
+    private var connectionCount = 0
+    private let behavior: Behavior
+    private var running = true
+
+    init(_ behavior: Behavior) throws {
+        self.behavior = behavior
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        listen(listener, 128)
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        fd = listener
+        port = Int(UInt16(bigEndian: bound.sin_port))
+        let thread = Thread { [unowned self] in self.acceptLoop() }
+        thread.start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+    var bytesReceived: [UInt8] { lock.withLock { received } }
+    var connections: Int { lock.withLock { connectionCount } }
+
+    private func acceptLoop() {
+        while lock.withLock({ running }) {
+            let client = accept(fd, nil, nil)
+            if client < 0 { return }
+            lock.withLock { connectionCount += 1 }
+            Thread { [unowned self] in self.serve(client) }.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var seen = 0
+        var pending: [UInt8] = []
+        while true {
+            let count = recv(client, &buffer, buffer.count, 0)
+            if count <= 0 { return }
+            lock.withLock { received += buffer[..<count] }
+            seen += count
+            pending += buffer[..<count]
+            switch behavior {
+            case .silent:
+                continue
+            case .resetAfter(let bytes):
+                if seen >= bytes {
+                    var linger = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+                    return
+                }
+            case .respond(let response):
+                if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    pending.removeSubrange(..<end.upperBound)
+                    _ = Array(response.utf8).withUnsafeBytes {
+                        Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                }
+            }
+        }
+    }
+
+    func stop() {
+        lock.withLock { running = false }
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+
+    deinit {
+        stop()
+    }
+}

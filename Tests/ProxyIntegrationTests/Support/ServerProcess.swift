@@ -1,0 +1,149 @@
+import Foundation
+
+/// The package root, found from this file's path.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+
+/// The `formgate` binary built by `swift build` (debug).
+let formgateBinary = packageRoot.appendingPathComponent(".build/debug/formgate").path
+
+/// A child process (a server under test) that is killed when the value is released.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    private let errorPipe = Pipe()
+    private let outputPipe = Pipe()
+    private let lock = NSLock()
+    private var stderrText = ""
+    private var stdoutText = ""
+    /// The address it printed as `listening on HOST:PORT`.
+    private(set) var address = ""
+
+    /// Starts `executable` with `arguments` and waits for its `listening on` line.
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        waitForListening: Bool = true
+    )
+        throws
+    {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardError = errorPipe
+        process.standardOutput = outputPipe
+        if let environment { process.environment = environment }
+        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.stderrText += String(decoding: data, as: UTF8.self) }
+        }
+        outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.stdoutText += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        guard waitForListening else { return }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let range = stderr.range(of: "listening on ") {
+                let rest = stderr[range.upperBound...]
+                address = String(rest.prefix { !$0.isWhitespace && $0 != "," })
+                return
+            }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw TestFailure("\(executable) \(arguments) did not start: \(stderr)")
+    }
+
+    var stderr: String { lock.withLock { stderrText } }
+    var stdout: String { lock.withLock { stdoutText } }
+
+    var port: Int { Int(address.split(separator: ":").last ?? "") ?? 0 }
+    var url: String { "http://\(address)" }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Peak resident memory (VmHWM) in KiB.
+    var peakRSSKiB: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+            return -1
+        }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+        }
+        return -1
+    }
+
+    /// Open file descriptors.
+    var openDescriptors: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// The access log lines written so far, parsed.
+    var accessLog: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = nil
+        outputPipe.fileHandleForReading.readabilityHandler = nil
+    }
+
+    deinit {
+        stop()
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Starts a demo upstream on a free port.
+func startDemoUpstream() throws -> ServerProcess {
+    try ServerProcess(formgateBinary, ["demo-upstream", "--listen", "127.0.0.1:0"])
+}
+
+/// Writes `yaml` to a temp file and starts `formgate run` with it on a free port.
+func startProxy(_ yaml: String, workers: Int = 2) throws -> ServerProcess {
+    let path = NSTemporaryDirectory() + "formgate-test-\(UUID().uuidString).yaml"
+    try ("listen: 127.0.0.1:0\nworkers: \(workers)\naccess_log: stdout\n" + yaml).write(
+        toFile: path, atomically: true, encoding: .utf8)
+    return try ServerProcess(formgateBinary, ["run", "-c", path])
+}
+
+/// Runs a command to completion; returns its exit status and standard output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, data)
+}
+
+/// Finds a tool on PATH; a test that needs it fails (never skips) when it is missing.
+func tool(_ name: String) throws -> String {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    throw TestFailure("\(name) is not installed (make test installs it)")
+}
+
+/// Parses a JSON object.
+func jsonObject(_ data: Data) throws -> [String: Any] {
+    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        throw TestFailure("not a JSON object: \(String(decoding: data, as: UTF8.self))")
+    }
+    return object
+}

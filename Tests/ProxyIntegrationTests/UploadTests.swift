@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// Real clients through the real binary to the demo upstream, asserting on what the
+/// upstream received.
+@Suite(.serialized) struct UploadTests {
+    static func config(upstream: String) -> String {
+        """
+        upstream: \(upstream)
+        routes:
+          - match: { path: /upload }
+            multipart: {}
+          - match: { path: /legacy }
+            request_body: buffer
+            multipart: {}
+
+        """
+    }
+
+    func curl(_ arguments: [String]) throws -> [String: Any] {
+        let result = try run(try tool("curl"), ["-sS", "--fail-with-body"] + arguments)
+        #expect(result.status == 0, "curl failed: \(String(decoding: result.output, as: UTF8.self))")
+        return try jsonObject(result.output)
+    }
+
+    @Test(arguments: [0, 1 << 20], ["/upload", "/legacy"])
+    func curlUploadArrivesByteExact(size: Int, path: String) throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy(Self.config(upstream: upstream.url))
+        var generator = SystemRandomNumberGenerator()
+        let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let file = NSTemporaryDirectory() + "formgate-upload-\(UUID().uuidString)"
+        try Data(content).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+
+        let receipt = try curl([
+            "-F", "title=Holiday ☀", "-F", "photo=@\(file);filename=IMG 1.jpg;type=image/jpeg",
+            proxy.url + path,
+        ])
+        let files = try #require(receipt["files"] as? [[String: Any]])
+        #expect(files.count == 1)
+        #expect(files.first?["sha256"] as? String == Digest.hex(content))
+        #expect(files.first?["size"] as? Int == size)
+        #expect(files.first?["filename"] as? String == "IMG 1.jpg")
+        #expect(files.first?["content_type"] as? String == "image/jpeg")
+        let fields = try #require(receipt["fields"] as? [[String: Any]])
+        #expect(fields.first?["value"] as? String == "Holiday ☀")
+        #expect((receipt["boundary"] as? String)?.hasPrefix("----FormGate") == true)
+        let headers = (receipt["headers"] as? [[String]]) ?? []
+        let names = headers.map { $0[0].lowercased() }
+        if path == "/legacy" {
+            #expect(names.contains("content-length"))
+            #expect(!names.contains("transfer-encoding"))
+            let length = headers.first { $0[0].lowercased() == "content-length" }?[1]
+            #expect(length == "\(receipt["body_size"] as? Int ?? -1)")
+        } else {
+            #expect(names.contains("transfer-encoding"))
+            #expect(!names.contains("content-length"))
+        }
+        #expect(names.contains("x-forwarded-for"))
+        #expect(names.contains("x-request-id"))
+    }
+
+    @Test func chunkedClientBodies() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy(Self.config(upstream: upstream.url))
+        let content = Array(repeating: UInt8(ascii: "x"), count: 300_000)
+        let file = NSTemporaryDirectory() + "formgate-chunked-\(UUID().uuidString)"
+        try Data(content).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        for path in ["/upload", "/legacy"] {
+            let receipt = try curl(["-H", "Transfer-Encoding: chunked", "-F", "f=@\(file)", proxy.url + path])
+            let files = try #require(receipt["files"] as? [[String: Any]])
+            #expect(files.first?["sha256"] as? String == Digest.hex(content))
+        }
+        let raw = try curl([
+            "-H", "Transfer-Encoding: chunked", "--data-binary", "@\(file)", proxy.url + "/other",
+        ])
+        #expect(raw["body_sha256"] as? String == Digest.hex(content))
+    }
+
+    /// A 1 GiB upload generated on the fly (never stored), in both modes; the proxy's peak
+    /// RSS stays bounded.
+    @Test(arguments: ["/upload", "/legacy"])
+    func oneGibibyteUpload(path: String) throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy(Self.config(upstream: upstream.url), workers: 1)
+        let size = 1 << 30
+        let boundary = "----client-boundary-1234"
+        let head =
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"big\"; filename=\"big.bin\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n"
+        let tail = "\r\n--\(boundary)--\r\n"
+        let length = head.utf8.count + size + tail.utf8.count
+        let client = try RawClient(port: proxy.port)
+        client.send(
+            "POST \(path) HTTP/1.1\r\nHost: test\r\nContent-Type: multipart/form-data; boundary=\(boundary)\r\n"
+                + "Content-Length: \(length)\r\n\r\n" + head)
+        let digest = Digest()
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        for index in 0..<(size >> 20) {
+            for offset in stride(from: 0, to: block.count, by: 4096) {
+                block[offset] = UInt8(truncatingIfNeeded: index &+ offset)
+            }
+            block[block.count - 2] = 0x0D
+            block[block.count - 1] = 0x0A
+            digest.update(block)
+            client.send(block)
+        }
+        client.send(tail)
+        let response = try #require(client.readResponse(timeout: 120))
+        #expect(response.status == 200)
+        let receipt = try jsonObject(Data(response.body))
+        let files = try #require(receipt["files"] as? [[String: Any]])
+        #expect(files.first?["size"] as? Int == size)
+        #expect(files.first?["sha256"] as? String == digest.hex())
+        let peak = proxy.peakRSSKiB
+        print("proxy peak RSS during a 1 GiB upload (\(path)): \(peak / 1024) MiB")
+        #expect(peak > 0 && peak <= 64 * 1024)
+    }
+}
