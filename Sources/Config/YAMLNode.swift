@@ -57,10 +57,6 @@ extension YAMLNode {
 private struct EventReader {
     let parser: UnsafeMutablePointer<yaml_parser_t>
 
-    init(parser: UnsafeMutablePointer<yaml_parser_t>) {
-        self.parser = parser
-    }
-
     mutating func next() throws(YAMLError) -> yaml_event_t {
         var event = yaml_event_t()
         guard yaml_parser_parse(parser, &event) == 1 else {
