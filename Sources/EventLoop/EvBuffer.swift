@@ -92,3 +92,19 @@ public struct EvBuffer {
         }
     }
 }
+
+/// An `evbuffer` this object owns (freed on deinit): staging space that no socket owns.
+public final class OwnedEvBuffer {
+    /// The buffer.
+    public let buffer: EvBuffer
+
+    /// Creates an empty buffer.
+    public init() {
+        guard let raw = evbuffer_new() else { preconditionFailure("evbuffer_new: out of memory") }
+        buffer = EvBuffer(raw)
+    }
+
+    deinit {
+        evbuffer_free(buffer.raw)
+    }
+}

@@ -23,16 +23,24 @@ extension ClientConnection {
         var body = Exchange.RequestBody.passthrough
         var upstreamFraming = framing
         var multipartType: MediaType?
-        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type"),
-            let type = try? MediaType.parse(value), type.isMultipartFormData
-        {
-            multipartType = type
+        var malformedType = false
+        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
+            if let type = try? MediaType.parse(value), head.headers.count(of: "Content-Type") == 1 {
+                if type.isMultipartFormData { multipartType = type }
+            } else {
+                // A Content-Type that cannot be read (or comes twice) could hide a multipart
+                // body from the rules while the upstream parses it: refuse it.
+                malformedType = true
+            }
         }
         let exchange = Exchange(
             head: head, route: route, target: target, requestID: requestID,
             startedAt: worker.base.nowMilliseconds,
             framing: framing, body: body, upstreamFraming: upstreamFraming)
         self.exchange = exchange
+        if malformedType {
+            return fail(ProxyError(.badRequest, detail: "malformed or repeated Content-Type"))
+        }
         if let route, !route.methods.isEmpty, !route.methods.contains(head.method) {
             return fail(
                 ProxyError(
@@ -75,11 +83,13 @@ extension ClientConnection {
         if head.expectsContinue, framing != .none {
             socket.output.add("HTTP/1.1 100 Continue\r\n\r\n")
         }
-        if exchange.spool != nil {
-            // The head goes upstream once the spooled body's length is known.
-            return pumpRequestBody()
+        if exchange.clientBodyRead {
+            // No body: finish the (empty) multipart body, if any, and connect.
+            return finishRequestBody()
         }
-        connectUpstream()
+        // Read what the client has already sent before connecting: a body that is malformed
+        // from its first bytes is refused without the upstream seeing anything.
+        pumpRequestBody()
     }
 
     /// Takes a pooled connection or opens one; the head is sent once it is connected.
@@ -142,34 +152,41 @@ extension ClientConnection {
         return out
     }
 
+    /// Where request body bytes go next: the spool, the upstream's output once the head is
+    /// there, or the staging buffer while the upstream is not connected yet.
+    func bodyTarget(_ exchange: Exchange) -> BodySink.Target {
+        if let spool = exchange.spool { return .spool(spool) }
+        let output = exchange.upstreamHeadSent ? exchange.upstream!.socket.output : exchange.staging.buffer
+        return exchange.upstreamFraming == .chunked ? .chunked(output) : .plain(output)
+    }
+
     /// Moves request body bytes from the client towards the upstream until the client has
-    /// nothing more, or the upstream side is full (then reading pauses: backpressure).
+    /// nothing more, or the upstream side is full (then reading pauses: backpressure). The
+    /// upstream connection is opened after the first bytes were read and found well-formed.
     func pumpRequestBody() {
         guard let exchange, !closing, !exchange.clientBodyRead else { return }
-        let spooling = exchange.spool != nil
-        var output: EvBuffer?
-        if !spooling {
-            guard exchange.upstreamHeadSent, let upstreamOutput = exchange.upstream?.socket.output else {
-                return
-            }
-            output = upstreamOutput
-        }
         let input = socket.input
         while input.count > 0 {
+            let target = bodyTarget(exchange)
+            let output: EvBuffer?
+            switch target {
+            case .chunked(let buffer), .plain(let buffer): output = buffer
+            case .spool: output = nil
+            }
             if let output, output.count > Self.highWater {
                 socket.setReading(false)
-                return
+                break
             }
             let before = exchange.decoder.payloadBytes
             var failure: ProxyError?
             switch exchange.body {
             case .passthrough:
-                if let remaining = exchange.decoder.remainingLength, let output {
+                if let remaining = exchange.decoder.remainingLength, case .plain(let output) = target {
                     let count = Int(min(Int64(input.count), remaining))
                     input.move(count, to: output)
                     exchange.decoder.skip(count)
                 } else {
-                    var sink = output.map { BodySink(.chunked($0)) } ?? BodySink(.spool(exchange.spool!))
+                    var sink = BodySink(target)
                     do throws(HTTP1Error) {
                         _ = try input.decodeBody(&exchange.decoder) { sink.write($0) }
                     } catch {
@@ -178,8 +195,7 @@ extension ClientConnection {
                 }
             case .multipart(var pipeline):
                 exchange.body = .passthrough  // so the pipeline is mutated in place, not copied
-                pipeline.rewriter.sink =
-                    output.map { BodySink(.chunked($0)) } ?? BodySink(.spool(exchange.spool!))
+                pipeline.rewriter.sink = BodySink(target)
                 var multipartFailure: MultipartError?
                 do throws(HTTP1Error) {
                     _ = try input.decodeBody(&exchange.decoder) { bytes in
@@ -204,23 +220,22 @@ extension ClientConnection {
             if exchange.decoder.isComplete { return finishRequestBody() }
             if exchange.decoder.payloadBytes == before { break }
         }
-        socket.setReading(true)
+        if exchange.upstream == nil, exchange.spool == nil {
+            connectUpstream()
+        } else if input.count == 0 || exchange.spool != nil {
+            socket.setReading(true)
+        }
     }
 
-    /// The client's body is complete: close the multipart body and the framing, then (for a
-    /// spooled body) send head and file.
+    /// The client's body is complete: close the multipart body and the framing; then the
+    /// request goes (or has gone) upstream.
     func finishRequestBody() {
         guard let exchange else { return }
         exchange.clientBodyRead = true
         socket.setReading(false)
-        let spooling = exchange.spool != nil
         if case .multipart(var pipeline) = exchange.body {
             exchange.body = .passthrough
-            if let spool = exchange.spool {
-                pipeline.rewriter.sink = BodySink(.spool(spool))
-            } else if let output = exchange.upstream?.socket.output {
-                pipeline.rewriter.sink = BodySink(.chunked(output))
-            }
+            pipeline.rewriter.sink = BodySink(bodyTarget(exchange))
             do throws(MultipartError) {
                 try pipeline.finish()
             } catch {
@@ -228,14 +243,23 @@ extension ClientConnection {
             }
             exchange.body = .multipart(pipeline)
         }
-        if spooling {
-            guard let spool = exchange.spool, spool.flush() else {
+        if let spool = exchange.spool {
+            guard spool.flush() else {
                 return fail(ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"))
             }
             return connectUpstream()
         }
-        if exchange.upstreamFraming == .chunked { exchange.upstream?.socket.output.add("0\r\n\r\n") }
-        requestFullySent()
+        if exchange.upstreamFraming == .chunked {
+            switch bodyTarget(exchange) {
+            case .chunked(let output), .plain(let output): output.add("0\r\n\r\n")
+            case .spool: break
+            }
+        }
+        if exchange.upstreamHeadSent {
+            requestFullySent()
+        } else if exchange.upstream == nil {
+            connectUpstream()
+        }
     }
 
     /// The whole request is queued upstream: now the response clock runs.

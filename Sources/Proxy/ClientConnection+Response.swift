@@ -28,15 +28,12 @@ extension ClientConnection: UpstreamOwner {
             return requestFullySent()
         }
         output.add(upstreamHead(exchange, contentLength: nil))
+        exchange.staging.buffer.moveAll(to: output)
         exchange.upstreamHeadSent = true
         if exchange.clientBodyRead {
-            if case .multipart = exchange.body {
-                finishRequestBody()
-            } else {
-                if exchange.upstreamFraming == .chunked { output.add("0\r\n\r\n") }
-                requestFullySent()
-            }
+            requestFullySent()
         } else {
+            socket.setReading(true)
             pumpRequestBody()
         }
     }

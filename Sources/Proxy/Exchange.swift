@@ -1,4 +1,5 @@
 import Config
+import EventLoop
 import HTTP1
 import HTTPCore
 
@@ -29,6 +30,8 @@ final class Exchange {
     /// The spool for `request_body: buffer`.
     var spool: Spool?
     var upstream: UpstreamConnection?
+    /// Body bytes read before the upstream connection is ready.
+    let staging = OwnedEvBuffer()
     var upstreamHeadSent = false
     /// The whole request (head and body) is in the upstream's output buffer.
     var requestSent = false

@@ -85,6 +85,17 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// The access log once it has at least `count` lines (waits up to 5 s for the pipe).
+    func accessLog(atLeast count: Int) -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(5)
+        var lines = accessLog
+        while lines.count < count, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            lines = accessLog
+        }
+        return lines
+    }
+
     func stop() {
         if process.isRunning {
             process.terminate()
