@@ -107,6 +107,8 @@ final class FakeUpstream: @unchecked Sendable {
         case resetAfter(bytes: Int)
         /// Answer every request with this raw response after reading its head.
         case respond(String)
+        /// Answer the first request, then close the connection.
+        case respondAndClose(String)
     }
 
     let fd: Int32
@@ -177,11 +179,18 @@ final class FakeUpstream: @unchecked Sendable {
                     return
                 }
             case .respond(let response):
-                if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                     pending.removeSubrange(..<end.upperBound)
                     _ = Array(response.utf8).withUnsafeBytes {
                         Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                     }
+                }
+            case .respondAndClose(let response):
+                if pending.firstRange(of: Array("\r\n\r\n".utf8)) != nil {
+                    _ = Array(response.utf8).withUnsafeBytes {
+                        Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                    return
                 }
             }
         }

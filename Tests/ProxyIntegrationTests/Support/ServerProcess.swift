@@ -121,9 +121,9 @@ func startDemoUpstream() throws -> ServerProcess {
 }
 
 /// Writes `yaml` to a temp file and starts `formgate run` with it on a free port.
-func startProxy(_ yaml: String, workers: Int = 2) throws -> ServerProcess {
+func startProxy(_ yaml: String, workers: Int = 2, accessLog: String = "stdout") throws -> ServerProcess {
     let path = NSTemporaryDirectory() + "formgate-test-\(UUID().uuidString).yaml"
-    try ("listen: 127.0.0.1:0\nworkers: \(workers)\naccess_log: stdout\n" + yaml).write(
+    try ("listen: 127.0.0.1:0\nworkers: \(workers)\naccess_log: \(accessLog)\n" + yaml).write(
         toFile: path, atomically: true, encoding: .utf8)
     return try ServerProcess(formgateBinary, ["run", "-c", path])
 }

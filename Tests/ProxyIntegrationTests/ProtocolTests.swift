@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// HTTP/1.1 behaviour on both sides: keep-alive and pooling, pipelining, 100-continue,
+/// bodiless and close-delimited responses, hop-by-hop fields.
+@Suite(.serialized) struct ProtocolTests {
+    @Test func sequentialRequestsReusePooledUpstreamConnections() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n", workers: 1, accessLog: "off")
+        let client = try RawClient(port: proxy.port)
+        var last: [String: Any] = [:]
+        for index in 0..<1000 {
+            client.send("POST /echo/\(index) HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nhello")
+            let response = try #require(client.readResponse())
+            #expect(response.status == 200)
+            last = try jsonObject(Data(response.body))
+        }
+        // One upstream connection carried all of them.
+        #expect(last["connection_requests"] as? Int == 1000)
+        #expect(last["path"] as? String == "/echo/999")
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n", workers: 1)
+        let client = try RawClient(port: proxy.port)
+        var batch = ""
+        for index in 0..<20 { batch += "GET /p/\(index) HTTP/1.1\r\nHost: test\r\n\r\n" }
+        client.send(batch)
+        for index in 0..<20 {
+            let response = try #require(client.readResponse())
+            #expect(try jsonObject(Data(response.body))["path"] as? String == "/p/\(index)")
+        }
+    }
+
+    @Test func expectContinueIsAnsweredByTheProxy() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n")
+        let client = try RawClient(port: proxy.port)
+        client.send("POST /e HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        var interim = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 100)
+        let count = recv(client.fd, &buffer, buffer.count, 0)
+        if count > 0 { interim = Array(buffer[..<count]) }
+        #expect(String(decoding: interim, as: UTF8.self).hasPrefix("HTTP/1.1 100 Continue\r\n\r\n"))
+        client.send("abc")
+        let response = try #require(client.readResponse())
+        let receipt = try jsonObject(Data(response.body))
+        #expect(receipt["body_size"] as? Int == 3)
+        let names = ((receipt["headers"] as? [[String]]) ?? []).map { $0[0].lowercased() }
+        #expect(!names.contains("expect"))
+    }
+
+    @Test func hopByHopFieldsAreNotForwarded() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n")
+        let client = try RawClient(port: proxy.port)
+        client.send(
+            "GET /h HTTP/1.1\r\nHost: test\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: 5\r\n"
+                + "TE: trailers\r\nUpgrade: h2c\r\nProxy-Connection: x\r\nX-Request-Id: given-id\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n"
+        )
+        let response = try #require(client.readResponse())
+        let headers = (try jsonObject(Data(response.body))["headers"] as? [[String]]) ?? []
+        let map = Dictionary(
+            headers.map { ($0[0].lowercased(), $0[1]) }, uniquingKeysWith: { first, _ in first })
+        for name in ["connection", "x-secret", "keep-alive", "te", "upgrade", "proxy-connection"] {
+            #expect(map[name] == nil, "\(name) was forwarded")
+        }
+        #expect(map["x-request-id"] == "given-id")
+        #expect(map["x-forwarded-for"] == "10.0.0.1, 127.0.0.1")
+        #expect(map["x-forwarded-proto"] == "http")
+    }
+
+    @Test func headAnd204And304HaveNoBody() throws {
+        let fake = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"))
+        let proxy = try startProxy("upstream: \(fake.url)\n", workers: 1)
+        let client = try RawClient(port: proxy.port)
+        client.send("HEAD /x HTTP/1.1\r\nHost: test\r\n\r\n")
+        client.send("HEAD /y HTTP/1.1\r\nHost: test\r\n\r\n")
+        let text = String(decoding: client.readAll(timeout: 2), as: UTF8.self)
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
+        #expect(text.contains("Content-Length: 10"))
+
+        for status in ["204 No Content", "304 Not Modified"] {
+            let bodiless = try FakeUpstream(.respond("HTTP/1.1 \(status)\r\n\r\n"))
+            let proxy = try startProxy("upstream: \(bodiless.url)\n", workers: 1)
+            let client = try RawClient(port: proxy.port)
+            client.send("GET /a HTTP/1.1\r\nHost: test\r\n\r\nGET /b HTTP/1.1\r\nHost: test\r\n\r\n")
+            let text = String(decoding: client.readAll(timeout: 2), as: UTF8.self)
+            #expect(text.components(separatedBy: "HTTP/1.1 \(status)").count == 3, "\(text)")
+        }
+    }
+
+    @Test func closeDelimitedResponsesAreChunkedToHTTP11Clients() throws {
+        let fake = try FakeUpstream(
+            .respondAndClose("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end"))
+        let proxy = try startProxy("upstream: \(fake.url)\n", workers: 1)
+        let client = try RawClient(port: proxy.port)
+        client.send("GET /c HTTP/1.1\r\nHost: test\r\n\r\n")
+        var text = ""
+        let deadline = Date().addingTimeInterval(5)
+        while !text.contains("0\r\n\r\n"), Date() < deadline {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(client.fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            text += String(decoding: buffer[..<count], as: UTF8.self)
+        }
+        #expect(text.contains("Transfer-Encoding: chunked"))
+        #expect(text.hasSuffix("d\r\nuntil the end\r\n0\r\n\r\n"))
+
+        let old = try RawClient(port: proxy.port)
+        old.send("GET /c HTTP/1.0\r\n\r\n")
+        let reply = String(decoding: old.readAll(timeout: 5), as: UTF8.self)
+        #expect(reply.hasSuffix("\r\n\r\nuntil the end"))
+        #expect(reply.contains("Connection: close"))
+    }
+
+    @Test func slowClientHeadTimesOutWith408() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\ntimeouts: { header: 500ms }\n")
+        let client = try RawClient(port: proxy.port)
+        client.send("GET / HTTP/1.1\r\nHost: te")
+        let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+        #expect(reply.hasPrefix("HTTP/1.1 408 "))
+    }
+
+    @Test func methodsAndJSONErrors() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy(
+            "upstream: \(upstream.url)\nroutes:\n  - match: { path: /upload, methods: [POST] }\n    multipart: {}\n"
+        )
+        let client = try RawClient(port: proxy.port)
+        client.send("GET /upload HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\n\r\n")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 405)
+        #expect(try jsonObject(Data(response.body))["status"] as? Int == 405)
+    }
+}
