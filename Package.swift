@@ -50,7 +50,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
-        .testTarget(name: "ProxyIntegrationTests", dependencies: ["CCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "ProxyIntegrationTests", dependencies: ["CCrypto"], exclude: ["Resources"],
+            swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Real clients through the real binary to the demo upstream, asserting on what the
 /// upstream received.
 @Suite(.serialized) struct UploadTests {
@@ -79,13 +83,11 @@ import Testing
         #expect(raw["body_sha256"] as? String == Digest.hex(content))
     }
 
-    /// A 1 GiB upload generated on the fly (never stored), in both modes; the proxy's peak
-    /// RSS stays bounded.
-    @Test(arguments: ["/upload", "/legacy"])
-    func oneGibibyteUpload(path: String) throws {
+    /// Streams a generated multipart upload of `size` bytes through a fresh proxy; returns the
+    /// proxy's peak RSS in KiB after checking the upstream got every byte.
+    func generatedUpload(size: Int, path: String) throws -> Int {
         let upstream = try startDemoUpstream()
         let proxy = try startProxy(Self.config(upstream: upstream.url), workers: 1)
-        let size = 1 << 30
         let boundary = "----client-boundary-1234"
         let head =
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"big\"; filename=\"big.bin\"\r\n"
@@ -114,8 +116,41 @@ import Testing
         let files = try #require(receipt["files"] as? [[String: Any]])
         #expect(files.first?["size"] as? Int == size)
         #expect(files.first?["sha256"] as? String == digest.hex())
+        return proxy.peakRSSKiB
+    }
+
+    /// A 1 GiB upload generated on the fly (never stored), in both modes: the proxy's peak
+    /// RSS stays under 64 MiB and within 8 MiB of its peak for a 64 MiB upload.
+    @Test(arguments: ["/upload", "/legacy"])
+    func oneGibibyteUpload(path: String) throws {
+        let small = try generatedUpload(size: 64 << 20, path: path)
+        let large = try generatedUpload(size: 1 << 30, path: path)
+        print("proxy peak RSS (\(path)): 64 MiB upload \(small / 1024) MiB, 1 GiB upload \(large / 1024) MiB")
+        #expect(large > 0 && large <= 64 * 1024)
+        #expect(large - small <= 8 * 1024)
+    }
+
+    /// An upstream that reads 1 MiB/s: backpressure keeps the proxy's memory bounded.
+    @Test func slowUpstreamKeepsMemoryBounded() throws {
+        let slow = try FakeUpstream(.slowRead(bytesPerSecond: 1 << 20))
+        let proxy = try startProxy(Self.config(upstream: slow.url), workers: 1)
+        let client = try RawClient(port: proxy.port)
+        let size = 64 << 20
+        client.send(
+            "POST /upload HTTP/1.1\r\nHost: test\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+                + "Content-Length: \(size + 200)\r\n\r\n--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f\"\r\n\r\n"
+        )
+        let sender = Thread {
+            let block = [UInt8](repeating: 0x61, count: 1 << 20)
+            for _ in 0..<64 { client.send(block) }
+        }
+        sender.start()
+        Thread.sleep(forTimeInterval: 4)
+        let received = slow.bytesReceived.count
         let peak = proxy.peakRSSKiB
-        print("proxy peak RSS during a 1 GiB upload (\(path)): \(peak / 1024) MiB")
-        #expect(peak > 0 && peak <= 64 * 1024)
+        print("slow upstream: \(received >> 10) KiB received in 4 s, proxy peak RSS \(peak / 1024) MiB")
+        #expect(received < 16 << 20)
+        #expect(peak > 0 && peak <= 48 * 1024)
+        shutdown(client.fd, Int32(SHUT_RDWR))
     }
 }

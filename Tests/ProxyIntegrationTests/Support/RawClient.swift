@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A plain TCP client for sending exact bytes (framing cases, aborted uploads, pipelining).
-final class RawClient {
+final class RawClient: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int) throws {
@@ -109,6 +109,8 @@ final class FakeUpstream: @unchecked Sendable {
         case respond(String)
         /// Answer the first request, then close the connection.
         case respondAndClose(String)
+        /// Read at most this many bytes per second, never answer.
+        case slowRead(bytesPerSecond: Int)
     }
 
     let fd: Int32
@@ -164,13 +166,21 @@ final class FakeUpstream: @unchecked Sendable {
         var seen = 0
         var pending: [UInt8] = []
         while true {
+            if case .slowRead(let rate) = behavior {
+                if buffer.count < rate / 10 { buffer = [UInt8](repeating: 0, count: rate / 10) }
+                let count = recv(client, &buffer, rate / 10, Int32(MSG_WAITALL))
+                if count <= 0 { return }
+                lock.withLock { received += buffer[..<count] }
+                Thread.sleep(forTimeInterval: 0.1)
+                continue
+            }
             let count = recv(client, &buffer, buffer.count, 0)
             if count <= 0 { return }
             lock.withLock { received += buffer[..<count] }
             seen += count
             pending += buffer[..<count]
             switch behavior {
-            case .silent:
+            case .silent, .slowRead:
                 continue
             case .resetAfter(let bytes):
                 if seen >= bytes {

@@ -96,9 +96,13 @@ final class ServerProcess: @unchecked Sendable {
         return lines
     }
 
+    /// SIGTERM, then SIGKILL after 3 s (a child may have inherited a blocked SIGTERM).
     func stop() {
         if process.isRunning {
             process.terminate()
+            let deadline = Date().addingTimeInterval(3)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         errorPipe.fileHandleForReading.readabilityHandler = nil

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// Real upstream servers: an https upstream with a CA made at test time, and PHP's
+/// `$_FILES` as the legacy server.
+@Suite(.serialized) struct UpstreamServerTests {
+    static let resources = packageRoot.appendingPathComponent("Tests/ProxyIntegrationTests/Resources")
+
+    /// A CA and a server certificate for `localhost` only, in a fresh directory.
+    func makeCertificates() throws -> (directory: String, ca: String, cert: String, key: String) {
+        let openssl = try tool("openssl")
+        let directory = NSTemporaryDirectory() + "formgate-tls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let ca = directory + "/ca.pem"
+        let caKey = directory + "/ca.key"
+        let cert = directory + "/server.pem"
+        let key = directory + "/server.key"
+        let csr = directory + "/server.csr"
+        let extensions = directory + "/san.ext"
+        try "subjectAltName=DNS:localhost\n".write(toFile: extensions, atomically: true, encoding: .utf8)
+        for arguments in [
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", ca, "-days", "1",
+                "-subj", "/CN=FormGate Test CA",
+            ],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=localhost"],
+            [
+                "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", cert,
+                "-days", "1", "-extfile", extensions,
+            ],
+        ] {
+            let result = try run(openssl, arguments)
+            #expect(result.status == 0, "openssl \(arguments[0]) failed")
+        }
+        return (directory, ca, cert, key)
+    }
+
+    @Test func httpsUpstreamIsVerified() throws {
+        let certificates = try makeCertificates()
+        let server = try ServerProcess(
+            try tool("python3"),
+            [
+                Self.resources.appendingPathComponent("tls_upstream.py").path, certificates.cert,
+                certificates.key,
+            ])
+        let good = try startProxy(
+            "upstream: https://localhost:\(server.port)\nupstream_ca_file: \(certificates.ca)\n")
+        let client = try RawClient(port: good.port)
+        client.send("POST /secure HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nhello")
+        let response = try #require(client.readResponse())
+        #expect(response.status == 200)
+        let receipt = try jsonObject(Data(response.body))
+        #expect(receipt["tls"] as? Bool == true)
+        #expect(receipt["body_size"] as? Int == 5)
+
+        // The certificate names localhost, not 127.0.0.1: refused.
+        let wrongName = try startProxy(
+            "upstream: https://127.0.0.1:\(server.port)\nupstream_ca_file: \(certificates.ca)\n")
+        let other = try RawClient(port: wrongName.port)
+        other.send("GET /secure HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(other.readResponse()?.status == 502)
+
+        // Without the test CA the system store does not trust it either.
+        let untrusted = try startProxy("upstream: https://localhost:\(server.port)\n")
+        let third = try RawClient(port: untrusted.port)
+        third.send("GET /secure HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(third.readResponse()?.status == 502)
+    }
+
+    /// PHP's own multipart parser sees the same fields and files through FormGate as it does
+    /// directly.
+    @Test(arguments: ["stream", "buffer"])
+    func phpSeesWhatADirectUploadGivesIt(mode: String) throws {
+        let php = try tool("php")
+        let probe = try FakeUpstream(.silent)
+        let port = probe.port
+        probe.stop()
+        let server = try ServerProcess(
+            php, ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
+            waitForListening: false)
+        var ready = false
+        for _ in 0..<100 where !ready {
+            Thread.sleep(forTimeInterval: 0.05)
+            ready = (try? RawClient(port: port)) != nil
+        }
+        #expect(ready, "php -S did not start: \(server.stderr)")
+        let proxy = try startProxy(
+            "upstream: http://127.0.0.1:\(port)\nroutes:\n  - match: { path: / }\n    request_body: \(mode)\n    multipart: {}\n"
+        )
+        let file = NSTemporaryDirectory() + "formgate-php-\(UUID().uuidString)"
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
+            to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func upload(_ base: String) throws -> [String: Any] {
+            let result = try run(
+                try tool("curl"),
+                [
+                    "-sS", "-F", "title=Résumé \"quoted\"", "-F", "tags[]=a", "-F", "tags[]=b",
+                    "-F", "doc=@\(file);filename=report 2024.pdf;type=application/pdf",
+                    "-F", "empty=@/dev/null;filename=", base + "/upload.php",
+                ])
+            return try jsonObject(result.output)
+        }
+        let direct = try upload("http://127.0.0.1:\(port)")
+        let proxied = try upload(proxy.url)
+        #expect(NSDictionary(dictionary: direct).isEqual(to: proxied), "direct \(direct)\nproxied \(proxied)")
+        let files = try #require(proxied["files"] as? [[String: Any]])
+        #expect(files.first?["name"] as? String == "report 2024.pdf")
+    }
+}
