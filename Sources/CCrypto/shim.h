@@ -1,9 +1,6 @@
 #ifndef FORMGATE_CCRYPTO_SHIM_H
 #define FORMGATE_CCRYPTO_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 
 #include <openssl/ssl.h>
 #include <openssl/err.h>

@@ -1,9 +1,22 @@
 #ifndef FORMGATE_CLIBEVENT_SHIM_H
 #define FORMGATE_CLIBEVENT_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+// System headers first: libevent's event-config.h defines _GNU_SOURCE, and system headers
+// seen after it would differ (fd_set's field names) from the same headers in the other
+// modules (Dispatch, OpenSSL), which clang refuses.
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <pthread.h>
+
 
 #include <event2/event.h>
 #include <event2/buffer.h>
