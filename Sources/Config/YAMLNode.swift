@@ -39,15 +39,16 @@ public struct YAMLError: Error, Sendable {
 extension YAMLNode {
     /// Parses the first document of `text` (an empty document is an empty mapping).
     public static func parse(_ text: String) throws(YAMLError) -> YAMLNode {
-        var parser = yaml_parser_t()
-        guard yaml_parser_initialize(&parser) == 1 else {
+        let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
+        defer { parser.deallocate() }
+        guard yaml_parser_initialize(parser) == 1 else {
             throw YAMLError(message: "cannot initialize libyaml", mark: SourceMark(line: 1, column: 1))
         }
-        defer { yaml_parser_delete(&parser) }
+        defer { yaml_parser_delete(parser) }
         let bytes = Array(text.utf8)
         return try bytes.withUnsafeBufferPointer { (buffer) throws(YAMLError) -> YAMLNode in
-            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
-            var reader = EventReader(parser: &parser)
+            yaml_parser_set_input_string(parser, buffer.baseAddress, buffer.count)
+            var reader = EventReader(parser: parser)
             return try reader.document()
         }
     }
