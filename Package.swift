@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(
             name: "ProxyIntegrationTests", dependencies: ["CCrypto"], exclude: ["Resources"],
             swiftSettings: strict),
+        .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",
