@@ -7,6 +7,8 @@ import Foundation
 /// A plain TCP client for sending exact bytes (framing cases, aborted uploads, pipelining).
 final class RawClient: @unchecked Sendable {
     let fd: Int32
+    /// Bytes received past the last response read (pipelined responses arrive together).
+    private var pending: [UInt8] = []
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -57,38 +59,45 @@ final class RawClient: @unchecked Sendable {
         return out
     }
 
-    /// Reads one HTTP/1.1 response with a Content-Length body (or until close).
+    /// Reads one HTTP/1.1 response with a Content-Length body (or until close); bytes past it
+    /// are kept for the next call.
     func readResponse(timeout: Int = 30) -> (status: Int, head: String, body: [UInt8])? {
         var timeoutValue = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
-        var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
+        func fill() -> Bool {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return false }
+            pending += buffer[..<count]
+            return true
+        }
         while true {
-            if let end = data.firstRange(of: Array("\r\n\r\n".utf8)) {
-                let head = String(decoding: data[..<end.lowerBound], as: UTF8.self)
+            if let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
                 let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
                 if (100..<200).contains(status) {
-                    data.removeSubrange(..<end.upperBound)
+                    pending.removeSubrange(..<end.upperBound)
                     continue
                 }
                 let length = head.split(separator: "\r\n").first {
                     $0.lowercased().hasPrefix("content-length:")
                 }
                 .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
-                var body = Array(data[end.upperBound...])
-                if let length {
-                    while body.count < length {
-                        let count = recv(fd, &buffer, buffer.count, 0)
-                        if count <= 0 { break }
-                        body += buffer[..<count]
-                    }
-                    return (status, head, Array(body.prefix(length)))
+                guard let length else {
+                    while fill() {}
+                    let body = Array(pending[end.upperBound...])
+                    pending.removeAll()
+                    return (status, head, body)
                 }
+                while pending.count - end.upperBound < length {
+                    if !fill() { break }
+                }
+                let bodyEnd = min(pending.count, end.upperBound + length)
+                let body = Array(pending[end.upperBound..<bodyEnd])
+                pending.removeSubrange(..<bodyEnd)
                 return (status, head, body)
             }
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { return nil }
-            data += buffer[..<count]
+            if !fill() { return nil }
         }
     }
 
