@@ -215,8 +215,14 @@ final class FakeUpstream: @unchecked Sendable {
         }
     }
 
+    /// Stops accepting and closes the listener, once (a second close could hit a reused
+    /// descriptor).
     func stop() {
-        lock.withLock { running = false }
+        let wasRunning = lock.withLock {
+            defer { running = false }
+            return running
+        }
+        guard wasRunning else { return }
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
     }
