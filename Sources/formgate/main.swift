@@ -34,6 +34,26 @@ enum FileHandleStderr {
     }
 }
 
+/// Parses `--name VALUE` options (`-c` is `--config`) and value-less `flags` for `command`;
+/// exits with the usage on anything else.
+func options(_ arguments: [String], command: String, values: Set<String>, flags: Set<String> = [])
+    -> [String: String]
+{
+    var result: [String: String] = [:]
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+        let name = argument == "-c" ? "--config" : argument
+        if flags.contains(name) {
+            result[name] = "true"
+            continue
+        }
+        guard values.contains(name) else { fail("\(command): unknown option \(argument)\n\n\(usage)") }
+        guard let value = iterator.next() else { fail("\(argument) needs a value") }
+        result[name] = value
+    }
+    return result
+}
+
 /// Loads the configuration or exits 1 listing every error.
 func loadConfig(_ path: String) -> ServerConfig {
     switch ConfigLoader.load(path: path) {
@@ -46,34 +66,17 @@ func loadConfig(_ path: String) -> ServerConfig {
 }
 
 func runCheck(_ arguments: [String]) -> Never {
-    var configPath = "conf/formgate.yaml"
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-        switch argument {
-        case "-c", "--config":
-            guard let value = iterator.next() else { fail("-c needs a file") }
-            configPath = value
-        default: fail("check: unknown option \(argument)\n\n\(usage)")
-        }
-    }
+    let configPath =
+        options(arguments, command: "check", values: ["--config"])["--config"] ?? "conf/formgate.yaml"
     let config = loadConfig(configPath)
     print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
     exit(0)
 }
 
 func runDemoUpstream(_ arguments: [String]) -> Never {
-    var listen = "127.0.0.1:9000"
-    var drain = false
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-        switch argument {
-        case "--listen":
-            guard let value = iterator.next() else { fail("--listen needs an address") }
-            listen = value
-        case "--drain": drain = true
-        default: fail("demo-upstream: unknown option \(argument)\n\n\(usage)")
-        }
-    }
+    let given = options(arguments, command: "demo-upstream", values: ["--listen"], flags: ["--drain"])
+    let listen = given["--listen"] ?? "127.0.0.1:9000"
+    let drain = given["--drain"] != nil
     signal(SIGPIPE, SIG_IGN)
     do throws(EventLoopError) {
         let base = try EventBase()
@@ -94,24 +97,10 @@ func runDemoUpstream(_ arguments: [String]) -> Never {
 }
 
 func runProxy(_ arguments: [String]) -> Never {
-    var configPath = "conf/formgate.yaml"
-    var listen: String?
-    var upstream: String?
-    var iterator = arguments.makeIterator()
-    while let argument = iterator.next() {
-        switch argument {
-        case "-c", "--config":
-            guard let value = iterator.next() else { fail("-c needs a file") }
-            configPath = value
-        case "--listen":
-            guard let value = iterator.next() else { fail("--listen needs an address") }
-            listen = value
-        case "--upstream":
-            guard let value = iterator.next() else { fail("--upstream needs a URL") }
-            upstream = value
-        default: fail("run: unknown option \(argument)\n\n\(usage)")
-        }
-    }
+    let given = options(arguments, command: "run", values: ["--config", "--listen", "--upstream"])
+    let configPath = given["--config"] ?? "conf/formgate.yaml"
+    let listen = given["--listen"]
+    let upstream = given["--upstream"]
     var config = loadConfig(configPath)
     if let listen { config.listen = listen }
     if let upstream {

@@ -21,22 +21,12 @@ import Testing
         return (head, body)
     }
 
-    static let routes = """
-        routes:
-          - match: { path: /upload }
-            multipart: {}
-          - match: { path: /legacy }
-            request_body: buffer
-            multipart: {}
-
-        """
-
     @Test func upstreamDownIs502() throws {
         let closed = try FakeUpstream(.silent)
         let port = closed.port
         closed.stop()
         let proxy = try startProxy(
-            "upstream: http://127.0.0.1:\(port)\ntimeouts: { upstream_connect: 2s }\n" + Self.routes)
+            UploadTests.config(upstream: "http://127.0.0.1:\(port)") + "timeouts: { upstream_connect: 2s }\n")
         let start = Date()
         let client = try RawClient(port: proxy.port)
         let request = multipartRequest(fileBytes: 10)
@@ -49,7 +39,7 @@ import Testing
     @Test func silentUpstreamIs504() throws {
         let silent = try FakeUpstream(.silent)
         let proxy = try startProxy(
-            "upstream: \(silent.url)\ntimeouts: { upstream_response: 1s }\n" + Self.routes)
+            UploadTests.config(upstream: silent.url) + "timeouts: { upstream_response: 1s }\n")
         let client = try RawClient(port: proxy.port)
         client.send("GET /x HTTP/1.1\r\nHost: test\r\n\r\n")
         let response = try #require(client.readResponse())
@@ -59,7 +49,7 @@ import Testing
 
     @Test func upstreamResetMidBodyIs502AndCloses() throws {
         let resetting = try FakeUpstream(.resetAfter(bytes: 100_000))
-        let proxy = try startProxy("upstream: \(resetting.url)\n" + Self.routes)
+        let proxy = try startProxy(UploadTests.config(upstream: resetting.url))
         let client = try RawClient(port: proxy.port)
         let request = multipartRequest(fileBytes: 8 << 20)
         client.send(Array(request.head.utf8))
@@ -73,7 +63,7 @@ import Testing
     @Test func upstreamAnsweringEarlyIsRelayed() throws {
         let early = try FakeUpstream(
             .respond("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbig!"))
-        let proxy = try startProxy("upstream: \(early.url)\n" + Self.routes)
+        let proxy = try startProxy(UploadTests.config(upstream: early.url))
         let client = try RawClient(port: proxy.port)
         let request = multipartRequest(fileBytes: 4 << 20)
         client.send(Array(request.head.utf8))
@@ -91,8 +81,8 @@ import Testing
         let spoolDirectory = NSTemporaryDirectory() + "formgate-spool-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
         let proxy = try startProxy(
-            "upstream: \(upstream.url)\ntemp_dir: \(spoolDirectory)\n" + Self.routes, workers: 2)
-        let aborting = try startProxy("upstream: \(recorder.url)\n" + Self.routes, workers: 1)
+            UploadTests.config(upstream: upstream.url) + "temp_dir: \(spoolDirectory)\n", workers: 2)
+        let aborting = try startProxy(UploadTests.config(upstream: recorder.url), workers: 1)
 
         // One abort against the recording upstream: what arrived has no closing delimiter.
         do {
