@@ -23,10 +23,15 @@ let package = Package(
             name: "CLibevent", pkgConfig: "libevent_openssl",
             providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "UploadRules",
+            dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib"],
+            swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
         .target(name: "Config", dependencies: ["CYAML"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
@@ -52,6 +57,10 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
             name: "ProxyIntegrationTests", dependencies: ["CCrypto"], exclude: ["Resources"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "UploadRulesTests",
+            dependencies: ["UploadRules", "HTTPCore", "MultipartParsing", "MultipartEncoding"],
             swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
