@@ -1,0 +1,235 @@
+public import HTTPCore
+public import MultipartEncoding
+public import MultipartParsing
+
+/// Applies a route's rules to parser events as they stream and re-encodes the result under a
+/// fresh boundary into `sink`. Holds nothing of a part's content; records each part for the
+/// access log.
+public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
+    /// One forwarded (or dropped) part, for the access log.
+    public struct PartRecord: Sendable {
+        public var name: String
+        public var filename: String?
+        public var originalFilename: String?
+        public var declaredType: String?
+        public var contentType: String?
+        public var bytes: Int64 = 0
+        public var dropped = false
+        public var digests: [(DigestAlgorithm, String)] = []
+    }
+
+    /// Why the rules refused the request (a 400 for the proxy).
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Where the re-encoded body goes; may be replaced between feeds.
+    public var sink: Sink
+    /// The encoder (its `contentType` names the new boundary).
+    public private(set) var encoder: MultipartEncoder
+    /// Parts seen so far.
+    public private(set) var records: [PartRecord] = []
+    /// Names of injected fields.
+    public private(set) var injected: [String] = []
+    /// Set when a rule refuses the request; the caller stops and answers 400.
+    public private(set) var refusal: Refusal?
+
+    let rules: RuleSet
+    let headers: HeaderFields
+    let now: Int64
+    var random = SystemRandomNumberGenerator()
+    var dropping = false
+    var digests: PartDigests?
+    var emittedFirst = false
+    var pendingBefore: [Int]
+
+    /// Creates a pipeline for one request.
+    ///
+    /// - Parameters:
+    ///   - headers: the request's headers (for `{header:NAME}`).
+    ///   - now: Unix seconds (for `{date}`, `{time}` and token deadlines).
+    public init(rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, boundary: Boundary = .random())
+    {
+        self.rules = rules
+        self.sink = sink
+        self.headers = headers
+        self.now = now
+        self.encoder = MultipartEncoder(boundary: boundary)
+        self.pendingBefore = rules.inject.indices.filter {
+            if case .before = rules.inject[$0].position { return true }
+            return false
+        }
+    }
+
+    public mutating func handle(_ event: MultipartEvent) {
+        guard refusal == nil else { return }
+        switch event {
+        case .partBegin(let head):
+            begin(head)
+        case .body(let bytes):
+            guard !dropping else { return }
+            digests?.update(bytes)
+            records[records.count - 1].bytes += Int64(bytes.count)
+            sink.write(bytes)
+        case .partEnd:
+            if !dropping, let digests {
+                let results = digests.finish()
+                records[records.count - 1].digests = results
+                let name = records[records.count - 1].name
+                for (algorithm, value) in results {
+                    emitField(name: "\(name).\(algorithm.rawValue)", value: value)
+                }
+            }
+            digests = nil
+            dropping = false
+        case .end:
+            emitFirstIfNeeded()
+            for index in pendingBefore {
+                emitInjection(index, values: baseValues(field: "", index: records.count))
+            }
+            pendingBefore.removeAll()
+            for index in rules.inject.indices where rules.inject[index].position == .last {
+                emitInjection(index, values: baseValues(field: "", index: records.count))
+            }
+            do throws(MultipartEncodingError) {
+                try encoder.finish(into: &sink)
+            } catch {
+                refusal = Refusal(description: "\(error)")
+            }
+        }
+    }
+
+    private mutating func begin(_ head: PartHead) {
+        let original = head.nameString
+        let declared =
+            head.headers["Content-Type"]
+            ?? head.disposition.inlineContentType.map {
+                String(decoding: $0, as: UTF8.self)
+            }
+        if rules.dropFields.contains(original) {
+            dropping = true
+            records.append(
+                PartRecord(
+                    name: original, filename: head.filenameString, originalFilename: head.filenameString,
+                    declaredType: declared, contentType: declared, dropped: true))
+            return
+        }
+        emitFirstIfNeeded()
+        let name = rules.renameFields[original] ?? original
+        var values = baseValues(field: name, index: records.count)
+        var finalFilename: String?
+        if let raw = head.filename {
+            let safe: String
+            do throws(FilenameSanitizer.Refusal) {
+                safe = try FilenameSanitizer.sanitize(raw)
+            } catch {
+                refusal = Refusal(description: "unsafe filename in part \(original): \(error)")
+                return
+            }
+            values.original = safe
+            if let dot = safe.lastIndex(of: "."), dot != safe.startIndex {
+                values.ext = safe[dot...].lowercased()
+                values.basename = String(safe[..<dot])
+            } else {
+                values.basename = safe
+            }
+            if let template = rules.filename, !safe.isEmpty {
+                let rendered = template.render(values, random: &random)
+                do throws(FilenameSanitizer.Refusal) {
+                    finalFilename = try FilenameSanitizer.sanitize(Array(rendered.utf8))
+                } catch {
+                    refusal = Refusal(description: "the filename template produced an unsafe name")
+                    return
+                }
+            } else {
+                finalFilename = safe
+            }
+            values.filename = finalFilename ?? ""
+        }
+        let due = pendingBefore.filter { rules.inject[$0].position == .before(name) }
+        pendingBefore.removeAll { due.contains($0) }
+        for index in due { emitInjection(index, values: values) }
+        var partHeaders = head.headers
+        partHeaders.removeAll(named: "Content-Disposition")
+        if let inline = head.disposition.inlineContentType, !partHeaders.contains("Content-Type") {
+            partHeaders.append(HeaderFields.Field(name: Array("Content-Type".utf8), value: inline))
+        }
+        let disposition = ContentDisposition(
+            name: Array(name.utf8), filename: finalFilename.map { Array($0.utf8) })
+        do throws(MultipartEncodingError) {
+            try encoder.beginPart(disposition, headers: partHeaders, into: &sink)
+        } catch {
+            refusal = Refusal(description: "\(error)")
+            return
+        }
+        records.append(
+            PartRecord(
+                name: name, filename: finalFilename, originalFilename: head.filenameString,
+                declaredType: declared,
+                contentType: partHeaders["Content-Type"]))
+        digests = head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
+    }
+
+    private mutating func emitFirstIfNeeded() {
+        guard !emittedFirst else { return }
+        emittedFirst = true
+        for index in rules.inject.indices where rules.inject[index].position == .first {
+            emitInjection(index, values: baseValues(field: "", index: 0))
+        }
+    }
+
+    private mutating func emitInjection(_ index: Int, values: TemplateValues) {
+        let injection = rules.inject[index]
+        let value: String
+        switch injection.value {
+        case .template(let template):
+            value = template.render(values, random: &random)
+        case .qiniu(let policy):
+            let scope = policy.scope.render(values, random: &random)
+            let json = QiniuToken.policyJSON(
+                scope: scope, deadline: now + policy.ttlSeconds, extra: policy.extra)
+            value = QiniuToken.token(
+                accessKey: policy.accessKey, secretKey: policy.secretKey, policyJSON: json)
+        }
+        emitField(name: injection.name, value: value)
+        injected.append(injection.name)
+    }
+
+    private mutating func emitField(name: String, value: String) {
+        do throws(MultipartEncodingError) {
+            try encoder.beginPart(ContentDisposition(name: name), into: &sink)
+        } catch {
+            refusal = Refusal(description: "\(error)")
+            return
+        }
+        sink.write(Array(value.utf8))
+    }
+
+    private func baseValues(field: String, index: Int) -> TemplateValues {
+        var values = TemplateValues()
+        values.field = field
+        values.index = index
+        values.time = now
+        values.date = Self.date(now)
+        let headers = self.headers
+        values.header = { headers[$0] }
+        return values
+    }
+
+    /// `YYYYMMDD` (UTC) of a Unix time.
+    static func date(_ seconds: Int64) -> String {
+        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)\(pad(month))\(pad(day))"
+    }
+}

@@ -1,0 +1,67 @@
+/// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
+/// DESIGN.md gives: drop, rename, filename, inject, digest.
+public struct RuleSet: Sendable {
+    /// `drop_fields`: client field names that are never forwarded (matched before renaming).
+    public var dropFields: Set<String> = []
+    /// `rename_fields`: original name → forwarded name.
+    public var renameFields: [String: String] = [:]
+    /// `filename`: the template of every forwarded file name (the sanitizer always runs).
+    public var filename: Template?
+    /// `inject`: fields FormGate adds.
+    public var inject: [Injection] = []
+    /// `digest.algorithms`: appended after each file part as `<name>.<algorithm>`.
+    public var digests: [DigestAlgorithm] = []
+
+    public init() {}
+}
+
+/// One `inject:` entry.
+public struct Injection: Sendable {
+    /// Where the field goes.
+    public enum Position: Sendable, Equatable {
+        case first
+        case last
+        /// Right before the part with this (forwarded) name.
+        case before(String)
+    }
+
+    /// What the field holds.
+    public enum Value: Sendable {
+        /// A template (`value:`, including `{header:NAME}`).
+        case template(Template)
+        /// A freshly minted Qiniu upload token.
+        case qiniu(QiniuPolicy)
+    }
+
+    public var name: String
+    public var position: Position
+    public var value: Value
+
+    public init(name: String, position: Position, value: Value) {
+        self.name = name
+        self.position = position
+        self.value = value
+    }
+}
+
+/// `inject: { qiniu: { access_key, secret_key, scope, ttl, …extra policy fields } }`.
+public struct QiniuPolicy: Sendable {
+    public var accessKey: String
+    public var secretKey: String
+    /// The policy scope, e.g. `bucket:{filename}`.
+    public var scope: Template
+    /// Seconds until the token's deadline.
+    public var ttlSeconds: Int64
+    /// Extra policy fields as JSON literals, in order (`returnBody`, `insertOnly`, …).
+    public var extra: [(String, String)]
+
+    public init(
+        accessKey: String, secretKey: String, scope: Template, ttlSeconds: Int64, extra: [(String, String)]
+    ) {
+        self.accessKey = accessKey
+        self.secretKey = secretKey
+        self.scope = scope
+        self.ttlSeconds = ttlSeconds
+        self.extra = extra
+    }
+}

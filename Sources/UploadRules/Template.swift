@@ -1,0 +1,150 @@
+/// A compiled `{variable}` template (filename, inject values, Qiniu scope): literal text and
+/// variables, parsed once at configuration load.
+public struct Template: Sendable, Equatable {
+    /// One piece of a template.
+    public enum Piece: Sendable, Equatable {
+        case literal(String)
+        case uuid, random, ext, basename, original, field, index, date, time, filename
+        case header(String)
+    }
+
+    /// What went wrong compiling a template.
+    public struct CompileError: Error, Equatable, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    public let pieces: [Piece]
+
+    /// Compiles `text`; `{{` and `}}` stand for literal braces.
+    public init(_ text: String) throws(CompileError) {
+        var pieces: [Piece] = []
+        var literal = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            let next = text.index(after: index)
+            if character == "{", next < text.endIndex, text[next] == "{" {
+                literal.append("{")
+                index = text.index(after: next)
+                continue
+            }
+            if character == "}", next < text.endIndex, text[next] == "}" {
+                literal.append("}")
+                index = text.index(after: next)
+                continue
+            }
+            if character == "}" { throw CompileError(message: "unmatched } in template '\(text)'") }
+            guard character == "{" else {
+                literal.append(character)
+                index = next
+                continue
+            }
+            guard let close = text[next...].firstIndex(of: "}") else {
+                throw CompileError(message: "unclosed { in template '\(text)'")
+            }
+            let name = String(text[next..<close])
+            if !literal.isEmpty {
+                pieces.append(.literal(literal))
+                literal = ""
+            }
+            pieces.append(try Self.piece(name, in: text))
+            index = text.index(after: close)
+        }
+        if !literal.isEmpty { pieces.append(.literal(literal)) }
+        self.pieces = pieces
+    }
+
+    static func piece(_ name: String, in text: String) throws(CompileError) -> Piece {
+        switch name {
+        case "uuid": return .uuid
+        case "random": return .random
+        case "ext": return .ext
+        case "basename": return .basename
+        case "original": return .original
+        case "field": return .field
+        case "index": return .index
+        case "date": return .date
+        case "time": return .time
+        case "filename": return .filename
+        default:
+            if name.hasPrefix("header:"), name.count > 7 { return .header(String(name.dropFirst(7))) }
+            throw CompileError(
+                message:
+                    "unknown variable {\(name)} in '\(text)' (known: uuid, random, ext, basename, original, field, index, date, time, filename, header:NAME)"
+            )
+        }
+    }
+
+    /// Whether the template uses `{filename}` (so it must wait for a file part).
+    public var usesFilename: Bool { pieces.contains(.filename) }
+
+    /// Fills the template.
+    public func render(_ values: TemplateValues, random: inout some RandomNumberGenerator) -> String {
+        var out = ""
+        for piece in pieces {
+            switch piece {
+            case .literal(let text): out += text
+            case .uuid: out += uuid(&random)
+            case .random: out += hexWord(&random)
+            case .ext: out += values.ext
+            case .basename: out += values.basename
+            case .original: out += values.original
+            case .field: out += values.field
+            case .index: out += "\(values.index)"
+            case .date: out += values.date
+            case .time: out += "\(values.time)"
+            case .filename: out += values.filename
+            case .header(let name): out += values.header(name) ?? ""
+            }
+        }
+        return out
+    }
+
+    private func hexWord(_ random: inout some RandomNumberGenerator) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var word = random.next()
+        var out: [UInt8] = []
+        for _ in 0..<16 {
+            out.append(digits[Int(word & 15)])
+            word >>= 4
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A random (version 4) UUID in lower case.
+    private func uuid(_ random: inout some RandomNumberGenerator) -> String {
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let text = hex(bytes)
+        let characters = Array(text)
+        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-"
+            + String(characters[12..<16]) + "-"
+            + String(characters[16..<20]) + "-" + String(characters[20..<32])
+    }
+}
+
+/// The values a template can use for one part.
+public struct TemplateValues: Sendable {
+    /// Lower-case extension with its dot (from the sniffed type when sniffing ran).
+    public var ext = ""
+    /// The sanitized original name without its extension.
+    public var basename = ""
+    /// The sanitized original name.
+    public var original = ""
+    /// The field name.
+    public var field = ""
+    /// The part's position, from 0.
+    public var index = 0
+    /// `YYYYMMDD`, UTC.
+    public var date = ""
+    /// Unix seconds.
+    public var time: Int64 = 0
+    /// The final file name (after the filename rule).
+    public var filename = ""
+    /// Request headers, by name.
+    public var header: @Sendable (String) -> String? = { _ in nil }
+
+    public init() {}
+}

@@ -1,0 +1,170 @@
+import HTTPCore
+import MultipartEncoding
+import MultipartParsing
+import Testing
+
+@testable import UploadRules
+
+/// Rules applied to parser events; the result is parsed back to check what an upstream gets.
+@Suite struct RulePipelineTests {
+    struct Part: Equatable {
+        var name: String
+        var filename: String?
+        var content: String
+    }
+
+    struct Collect: MultipartEventHandler {
+        var parts: [Part] = []
+        mutating func handle(_ event: MultipartEvent) {
+            switch event {
+            case .partBegin(let head):
+                parts.append(Part(name: head.nameString, filename: head.filenameString, content: ""))
+            case .body(let bytes): parts[parts.count - 1].content += String(decoding: bytes, as: UTF8.self)
+            case .partEnd, .end: break
+            }
+        }
+    }
+
+    static let input = Array(
+        ("--b\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\nclient-token\r\n"
+            + "--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n"
+            + "--b\r\nContent-Disposition: form-data; name=\"userfile[]\"; filename=\"C:\\\\Users\\\\me\\\\Photo 1.JPG\"\r\n"
+            + "Content-Type: image/jpeg\r\n\r\nJPEGDATA\r\n--b--\r\n").utf8)
+
+    func apply(_ rules: RuleSet, headers: HeaderFields = HeaderFields()) throws -> (
+        parts: [Part], pipeline: RulePipeline<ByteArraySink>
+    ) {
+        var pipeline = RulePipeline(rules: rules, sink: ByteArraySink(), headers: headers, now: 1_700_000_000)
+        var parser = try MultipartParser(boundary: "b")
+        try parser.feed(Self.input, into: &pipeline)
+        try parser.finish(into: &pipeline)
+        #expect(pipeline.refusal == nil)
+        var back = try MultipartParser(boundary: pipeline.encoder.boundary.bytes)
+        var collect = Collect()
+        try back.feed(pipeline.sink.bytes, into: &collect)
+        try back.finish(into: &collect)
+        #expect(back.anomalies == [])
+        return (collect.parts, pipeline)
+    }
+
+    @Test func noRulesReencodesEverything() throws {
+        let parts = try apply(RuleSet()).parts
+        #expect(parts.map(\.name) == ["token", "title", "userfile[]"])
+        #expect(parts[2].filename == "Photo 1.JPG")
+        #expect(parts[2].content == "JPEGDATA")
+    }
+
+    @Test func dropRenameFilenameInjectDigest() throws {
+        var rules = RuleSet()
+        rules.dropFields = ["token", "key"]
+        rules.renameFields = ["userfile[]": "file"]
+        rules.filename = try Template("{date}-{basename}{ext}")
+        rules.inject = [
+            Injection(
+                name: "token", position: .before("file"), value: .template(try Template("t:{filename}"))),
+            Injection(name: "key", position: .before("file"), value: .template(try Template("{filename}"))),
+            Injection(
+                name: "uploader", position: .first, value: .template(try Template("{header:X-User-Id}"))),
+            Injection(name: "done", position: .last, value: .template(try Template("{time}"))),
+        ]
+        rules.digests = [.sha256, .crc32, .size, .md5, .sha1]
+        let (parts, pipeline) = try apply(rules, headers: HeaderFields([("X-User-Id", "42")]))
+        #expect(
+            parts.map(\.name) == [
+                "uploader", "title", "token", "key", "file", "file.sha256", "file.crc32", "file.size",
+                "file.md5",
+                "file.sha1", "done",
+            ])
+        #expect(parts[0].content == "42")
+        #expect(parts[2].content == "t:20231114-Photo 1.jpg")
+        #expect(parts[3].content == "20231114-Photo 1.jpg")
+        #expect(parts[4].filename == "20231114-Photo 1.jpg")
+        #expect(parts[4].content == "JPEGDATA")
+        #expect(parts[5].content == "bd90ecf41be00fdfb100ba6a932e5831523d122326953d3f2e5b8aec6b608f83")
+        #expect(parts[7].content == "8")
+        #expect(parts[10].content == "1700000000")
+        #expect(!parts.contains { $0.content == "client-token" })
+        #expect(pipeline.injected == ["uploader", "token", "key", "done"])
+        #expect(pipeline.records.first?.dropped == true)
+    }
+
+    @Test func digestValuesAreRight() throws {
+        var rules = RuleSet()
+        rules.digests = [.sha256, .md5, .sha1, .crc32]
+        let parts = try apply(rules).parts
+        let values = Dictionary(uniqueKeysWithValues: parts.map { ($0.name, $0.content) })
+        // Reference values of "JPEGDATA" (Python's hashlib and zlib.crc32).
+        #expect(
+            values["userfile[].sha256"] == "bd90ecf41be00fdfb100ba6a932e5831523d122326953d3f2e5b8aec6b608f83")
+        #expect(values["userfile[].md5"] == "bf23ea50d77ee96ece2b71f7d905bfe8")
+        #expect(values["userfile[].sha1"] == "f730ca5b2432cec8c7ace3a41bb17ea21e34f2c8")
+        #expect(values["userfile[].crc32"] == "4056823478")
+    }
+
+    @Test func qiniuTokenIsMintedWithTheFinalFilename() throws {
+        var rules = RuleSet()
+        rules.dropFields = ["token"]
+        rules.renameFields = ["userfile[]": "file"]
+        rules.filename = try Template("photo{ext}")
+        rules.inject = [
+            Injection(
+                name: "token", position: .before("file"),
+                value: .qiniu(
+                    QiniuPolicy(
+                        accessKey: "AK", secretKey: "SK", scope: try Template("bucket:{filename}"),
+                        ttlSeconds: 3600,
+                        extra: [("insertOnly", "1")])))
+        ]
+        let parts = try apply(rules).parts
+        let token = try #require(parts.first { $0.name == "token" }?.content)
+        let policy = QiniuToken.policyJSON(
+            scope: "bucket:photo.jpg", deadline: 1_700_003_600, extra: [("insertOnly", "1")])
+        #expect(token == QiniuToken.token(accessKey: "AK", secretKey: "SK", policyJSON: policy))
+        #expect(parts.map(\.name) == ["title", "token", "file"])
+    }
+
+    @Test func sanitizer() throws {
+        #expect(try FilenameSanitizer.sanitize(Array("../../etc/passwd".utf8)) == "passwd")
+        #expect(try FilenameSanitizer.sanitize(Array("C:\\Users\\a\\b.txt".utf8)) == "b.txt")
+        #expect(try FilenameSanitizer.sanitize(Array("\\\\server\\share\\x.doc".utf8)) == "x.doc")
+        #expect(try FilenameSanitizer.sanitize(Array("a\u{202E}gpj.exe".utf8)) == "agpj.exe")
+        #expect(try FilenameSanitizer.sanitize(Array("a\u{0}b\r\n.txt".utf8)) == "ab.txt")
+        #expect(try FilenameSanitizer.sanitize(Array("report.pdf. . .".utf8)) == "report.pdf")
+        #expect(try FilenameSanitizer.sanitize([]) == "")
+        #expect(throws: FilenameSanitizer.Refusal.dotName) {
+            try FilenameSanitizer.sanitize(Array("..".utf8))
+        }
+        #expect(throws: FilenameSanitizer.Refusal.deviceName) {
+            try FilenameSanitizer.sanitize(Array("CON".utf8))
+        }
+        #expect(throws: FilenameSanitizer.Refusal.deviceName) {
+            try FilenameSanitizer.sanitize(Array("lpt1.txt".utf8))
+        }
+        let long = String(repeating: "é", count: 300) + ".png"
+        let capped = try FilenameSanitizer.sanitize(Array(long.utf8))
+        #expect(capped.utf8.count <= 255)
+        #expect(capped.hasSuffix(".png"))
+        #expect(String(validating: Array(capped.utf8), as: UTF8.self) != nil)
+    }
+
+    @Test func unsafeFilenamesAreRefused() throws {
+        let body = Array(
+            "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"..\"\r\n\r\nx\r\n--b--\r\n".utf8)
+        var pipeline = RulePipeline(rules: RuleSet(), sink: ByteArraySink(), headers: HeaderFields(), now: 0)
+        var parser = try MultipartParser(boundary: "b")
+        try parser.feed(body, into: &pipeline)
+        #expect(pipeline.refusal != nil)
+    }
+
+    @Test func templates() throws {
+        #expect(throws: Template.CompileError.self) { try Template("{nope}") }
+        #expect(throws: Template.CompileError.self) { try Template("{uuid") }
+        var random = SystemRandomNumberGenerator()
+        let uuid = try Template("{uuid}").render(TemplateValues(), random: &random)
+        #expect(uuid.count == 36)
+        #expect(Array(uuid)[14] == "4")
+        #expect(try Template("{{x}}").render(TemplateValues(), random: &random) == "{x}")
+        #expect(RulePipeline<ByteArraySink>.date(0) == "19700101")
+        #expect(RulePipeline<ByteArraySink>.date(951_782_400) == "20000229")
+    }
+}
