@@ -33,13 +33,13 @@ let package = Package(
             dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib"],
             swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
-        .target(name: "Config", dependencies: ["CYAML"], swiftSettings: strict),
+        .target(name: "Config", dependencies: ["CYAML", "UploadRules"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
                 "Config", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "MultipartEncoding",
-                "CLibevent",
+                "CLibevent", "UploadRules",
             ],
             swiftSettings: strict),
         .target(

@@ -1,3 +1,5 @@
+import UploadRules
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -186,7 +188,7 @@ public enum ConfigLoader {
                 }
             case "multipart":
                 route.rewritesMultipart = true
-                decodeMultipart(value, keyPath, &decoder)
+                route.rules = decodeMultipart(value, keyPath, &decoder)
             case "headers":
                 decodeHeaders(value, keyPath, &decoder, into: &route)
             default:
@@ -228,15 +230,133 @@ public enum ConfigLoader {
         }
     }
 
-    static func decodeMultipart(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) {
-        if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return }
-        let rules: Set<String> = [
-            "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest",
+    static func decodeMultipart(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> RuleSet {
+        var rules = RuleSet()
+        if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return rules }
+        let keys: Set<String> = [
+            "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest", "order",
         ]
-        for (key, keyMark, _) in decoder.mapping(node, path, allowed: rules) ?? [] {
-            decoder.fail(
-                keyMark, join(path, key), "rule not implemented yet (upload rules arrive with issue #4)")
+        for (key, keyMark, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
+            let keyPath = join(path, key)
+            switch key {
+            case "drop_fields":
+                rules.dropFields = Set(decoder.stringList(value, keyPath) ?? [])
+            case "rename_fields":
+                for (from, _, target) in decoder.mapping(value, keyPath, allowed: nil) ?? [] {
+                    if let to = decoder.string(target, join(keyPath, from)) { rules.renameFields[from] = to }
+                }
+            case "filename":
+                rules.filename = template(value, keyPath, &decoder)
+            case "inject":
+                guard case .sequence(let items, _) = value else {
+                    decoder.fail(
+                        value.mark, keyPath, "expected a list of fields to inject, found \(value.kind)")
+                    continue
+                }
+                rules.inject = items.enumerated().compactMap {
+                    decodeInjection($0.element, "\(keyPath)[\($0.offset)]", &decoder)
+                }
+            case "digest":
+                for (digestKey, _, list) in decoder.mapping(value, keyPath, allowed: ["algorithms"]) ?? [] {
+                    for name in decoder.stringList(list, join(keyPath, digestKey)) ?? [] {
+                        if let algorithm = DigestAlgorithm(rawValue: name) {
+                            rules.digests.append(algorithm)
+                        } else {
+                            decoder.fail(
+                                list.mark, join(keyPath, digestKey),
+                                "unknown algorithm '\(name)' (sha256, sha1, md5, crc32, size)")
+                        }
+                    }
+                }
+            default:
+                decoder.fail(keyMark, keyPath, "rule not implemented yet (arrives with the rest of issue #4)")
+            }
         }
+        return rules
+    }
+
+    static func template(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Template? {
+        guard let text = decoder.string(node, path) else { return nil }
+        do throws(Template.CompileError) {
+            return try Template(text)
+        } catch {
+            decoder.fail(node.mark, path, error.message)
+            return nil
+        }
+    }
+
+    static func decodeInjection(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Injection?
+    {
+        let keys: Set<String> = ["name", "before", "position", "value", "qiniu"]
+        guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
+        var name: String?
+        var position = Injection.Position.first
+        var value: Injection.Value?
+        for (key, _, item) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "name": name = decoder.string(item, keyPath)
+            case "before": decoder.string(item, keyPath).map { position = .before($0) }
+            case "position":
+                switch decoder.string(item, keyPath) {
+                case "first": position = .first
+                case "last": position = .last
+                case let other?: decoder.fail(item.mark, keyPath, "expected first or last, found '\(other)'")
+                case nil: break
+                }
+            case "value": value = template(item, keyPath, &decoder).map { .template($0) }
+            default: value = decodeQiniu(item, keyPath, &decoder).map { .qiniu($0) }
+            }
+        }
+        guard let name, !name.isEmpty else {
+            decoder.fail(node.mark, path, "an injected field needs a name")
+            return nil
+        }
+        guard let value else {
+            decoder.fail(node.mark, path, "an injected field needs a value: or qiniu:")
+            return nil
+        }
+        if entries.contains(where: { $0.key == "value" }), entries.contains(where: { $0.key == "qiniu" }) {
+            decoder.fail(node.mark, path, "give value: or qiniu:, not both")
+        }
+        return Injection(name: name, position: position, value: value)
+    }
+
+    static func decodeQiniu(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> QiniuPolicy? {
+        guard case .mapping(let entries, _) = node else {
+            decoder.fail(node.mark, path, "expected a mapping, found \(node.kind)")
+            return nil
+        }
+        var accessKey: String?
+        var secretKey: String?
+        var scope: Template?
+        var ttl: Int64 = 3_600_000
+        var extra: [(String, String)] = []
+        for (key, _, item) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "access_key": accessKey = decoder.string(item, keyPath)
+            case "secret_key": secretKey = decoder.string(item, keyPath)
+            case "scope": scope = template(item, keyPath, &decoder)
+            case "ttl": decoder.duration(item, keyPath).map { ttl = $0 }
+            default:
+                guard case .scalar(let text, _, let quoted) = item,
+                    let expanded = decoder.expand(text, item.mark, keyPath)
+                else {
+                    decoder.fail(item.mark, keyPath, "policy fields must be scalars")
+                    continue
+                }
+                let isLiteral =
+                    !quoted && (Int64(expanded) != nil || expanded == "true" || expanded == "false")
+                extra.append((key, isLiteral ? expanded : jsonString(expanded)))
+            }
+        }
+        guard let accessKey, !accessKey.isEmpty, let secretKey, !secretKey.isEmpty, let scope else {
+            decoder.fail(node.mark, path, "qiniu needs access_key, secret_key and scope")
+            return nil
+        }
+        return QiniuPolicy(
+            accessKey: accessKey, secretKey: secretKey, scope: scope, ttlSeconds: ttl / 1000, extra: extra)
     }
 
     static func decodeHeaders(

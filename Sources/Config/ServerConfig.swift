@@ -1,7 +1,9 @@
+public import UploadRules
+
 /// FormGate's configuration after loading: immutable, shared by every worker.
 ///
 /// The keys and defaults are DESIGN.md's contract (`conf/formgate.yaml`).
-public struct ServerConfig: Sendable, Equatable {
+public struct ServerConfig: Sendable {
     /// `listen:` the client-facing address.
     public var listen = "127.0.0.1:8080"
     /// `workers:` event loops (threads); 0 means one per core (`auto`).
@@ -132,7 +134,7 @@ public enum RequestBodyMode: String, Sendable, Equatable {
 }
 
 /// One `routes:` entry.
-public struct Route: Sendable, Equatable {
+public struct Route: Sendable {
     /// A name for logs and metrics (default: the path prefix).
     public var name: String
     /// `match.path`: a path prefix.
@@ -147,6 +149,8 @@ public struct Route: Sendable, Equatable {
     public var requestBody: RequestBodyMode
     /// `multipart:` present (even empty) when multipart bodies are rewritten on this route.
     public var rewritesMultipart: Bool
+    /// The compiled `multipart:` rules.
+    public var rules = RuleSet()
     /// `headers.set` and `headers.remove`.
     public var setHeaders: [(String, String)]
     public var removeHeaders: [String]
@@ -167,16 +171,6 @@ public struct Route: Sendable, Equatable {
         self.rewritesMultipart = rewritesMultipart
         self.setHeaders = setHeaders
         self.removeHeaders = removeHeaders
-    }
-
-    public static func == (lhs: Route, rhs: Route) -> Bool {
-        lhs.name == rhs.name && lhs.pathPrefix == rhs.pathPrefix && lhs.host == rhs.host
-            && lhs.methods == rhs.methods
-            && lhs.upstream == rhs.upstream && lhs.requestBody == rhs.requestBody
-            && lhs.rewritesMultipart == rhs.rewritesMultipart
-            && lhs.setHeaders.map { $0.0 + ":" + $0.1 }
-                == rhs.setHeaders.map { $0.0 + ":" + $0.1 }
-            && lhs.removeHeaders == rhs.removeHeaders
     }
 
     /// Whether `path` is under this route's prefix (segment-wise: `/upload` matches

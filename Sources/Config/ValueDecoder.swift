@@ -11,13 +11,15 @@ struct ValueDecoder {
     }
 
     /// The entries of a mapping; keys outside `allowed` are errors (typos must not pass).
-    mutating func mapping(_ node: YAMLNode, _ path: String, allowed: Set<String>)
+    /// `allowed: nil` accepts any key (maps of names such as `rename_fields`).
+    mutating func mapping(_ node: YAMLNode, _ path: String, allowed: Set<String>?)
         -> [(key: String, keyMark: SourceMark, value: YAMLNode)]?
     {
         guard case .mapping(let entries, _) = node else {
             fail(node.mark, path, "expected a mapping, found \(node.kind)")
             return nil
         }
+        guard let allowed else { return entries }
         for entry in entries where !allowed.contains(entry.key) {
             let known = allowed.sorted().joined(separator: ", ")
             fail(entry.keyMark, join(path, entry.key), "unknown key (expected one of: \(known))")

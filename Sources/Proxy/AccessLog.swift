@@ -43,17 +43,23 @@ final class AccessLog: @unchecked Sendable {
                     "anomalies",
                     "[" + pipeline.parser.anomalies.names.map(jsonString).joined(separator: ",") + "]"
                 ))
-            let parts = pipeline.rewriter.parts.map { part in
+            let parts = pipeline.rewriter.records.map { part in
                 var members = ["\"name\":\(jsonString(part.name))"]
                 members.append("\"filename\":" + (part.filename.map(jsonString) ?? "null"))
-                members.append("\"original_filename\":" + (part.filename.map(jsonString) ?? "null"))
-                members.append("\"declared_type\":" + (part.contentType.map(jsonString) ?? "null"))
+                members.append("\"original_filename\":" + (part.originalFilename.map(jsonString) ?? "null"))
+                members.append("\"declared_type\":" + (part.declaredType.map(jsonString) ?? "null"))
+                members.append("\"sniffed_type\":null")
                 members.append("\"content_type\":" + (part.contentType.map(jsonString) ?? "null"))
                 members.append("\"bytes\":\(part.bytes)")
+                if part.dropped { members.append("\"dropped\":true") }
+                for (algorithm, value) in part.digests {
+                    members.append("\(jsonString(algorithm.rawValue)):\(jsonString(value))")
+                }
                 return "{" + members.joined(separator: ",") + "}"
             }
             fields.append(("parts", "[" + parts.joined(separator: ",") + "]"))
-            fields.append(("injected", "[]"))
+            fields.append(
+                ("injected", "[" + pipeline.rewriter.injected.map(jsonString).joined(separator: ",") + "]"))
         }
         fields.append(("error", exchange.error.map(jsonString) ?? "null"))
         emit(fields)

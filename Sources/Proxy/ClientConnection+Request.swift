@@ -5,6 +5,7 @@ import HTTPCore
 import HTTPIO
 import MultipartEncoding
 import MultipartParsing
+import UploadRules
 
 extension ClientConnection {
     /// Routes a parsed request, decides both framings, and starts forwarding it.
@@ -69,7 +70,10 @@ extension ClientConnection {
             upstreamFraming = .chunked
             body = .multipart(
                 MultipartPipeline(
-                    parser: parser, rewriter: MultipartRewriter(sink: BodySink(.plain(socket.output)))))
+                    parser: parser,
+                    rewriter: RulePipeline(
+                        rules: route?.rules ?? RuleSet(), sink: BodySink(.plain(exchange.staging.buffer)),
+                        headers: head.headers, now: worker.unixTime)))
         }
         if buffering, upstreamFraming == .chunked {
             do throws(ProxyError) {
@@ -196,11 +200,11 @@ extension ClientConnection {
             case .multipart(var pipeline):
                 exchange.body = .passthrough  // so the pipeline is mutated in place, not copied
                 pipeline.rewriter.sink = BodySink(target)
-                var multipartFailure: MultipartError?
+                var multipartFailure: ProxyError?
                 do throws(HTTP1Error) {
                     _ = try input.decodeBody(&exchange.decoder) { bytes in
                         guard multipartFailure == nil else { return }
-                        do throws(MultipartError) {
+                        do throws(ProxyError) {
                             try pipeline.feed(bytes)
                         } catch {
                             multipartFailure = error
@@ -209,7 +213,7 @@ extension ClientConnection {
                 } catch {
                     failure = ProxyError(error)
                 }
-                if let multipartFailure { failure = ProxyError(multipartFailure) }
+                if let multipartFailure { failure = multipartFailure }
                 exchange.body = .multipart(pipeline)
             }
             if let failure { return fail(failure) }
@@ -236,10 +240,10 @@ extension ClientConnection {
         if case .multipart(var pipeline) = exchange.body {
             exchange.body = .passthrough
             pipeline.rewriter.sink = BodySink(bodyTarget(exchange))
-            do throws(MultipartError) {
+            do throws(ProxyError) {
                 try pipeline.finish()
             } catch {
-                return fail(ProxyError(error))
+                return fail(error)
             }
             exchange.body = .multipart(pipeline)
         }

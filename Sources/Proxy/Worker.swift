@@ -59,6 +59,13 @@ final class Worker {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Wall-clock Unix seconds (templates, token deadlines).
+    var unixTime: Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
+
     func log(_ exchange: Exchange, status: Int, client: SocketAddress) {
         log.write(exchange: exchange, status: status, client: client, now: base.nowMilliseconds)
     }
