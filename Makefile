@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
 # Debian packages the build and the tests need (installed when missing).
-TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev pkg-config curl php-cli ca-certificates openssl
+TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg-config curl php-cli ca-certificates openssl
 BENCH_PACKAGES :=
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror

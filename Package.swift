@@ -23,6 +23,7 @@ let package = Package(
             name: "CLibevent", pkgConfig: "libevent_openssl",
             providers: [.apt(["libevent-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMagic", providers: [.apt(["libmagic-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
@@ -30,7 +31,9 @@ let package = Package(
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(
             name: "UploadRules",
-            dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib"],
+            dependencies: [
+                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib", "CMagic",
+            ],
             swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
         .target(name: "Config", dependencies: ["CYAML", "UploadRules"], swiftSettings: strict),

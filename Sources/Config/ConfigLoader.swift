@@ -268,11 +268,48 @@ public enum ConfigLoader {
                         }
                     }
                 }
+            case "sniff":
+                var rule = RuleSet.SniffRule(bytes: 4096, policy: .override)
+                for (sniffKey, _, item) in decoder.mapping(
+                    value, keyPath, allowed: ["bytes", "content_type"]) ?? []
+                {
+                    let itemPath = join(keyPath, sniffKey)
+                    if sniffKey == "bytes" {
+                        if let size = decoder.size(item, itemPath) {
+                            if (16...65536).contains(size) {
+                                rule.bytes = Int(size)
+                            } else {
+                                decoder.fail(item.mark, itemPath, "must be between 16 and 64KiB")
+                            }
+                        }
+                    } else if let text = decoder.string(item, itemPath) {
+                        if let policy = RuleSet.SniffPolicy(rawValue: text) {
+                            rule.policy = policy
+                        } else {
+                            decoder.fail(
+                                item.mark, itemPath,
+                                "expected override, keep or reject_mismatch, found '\(text)'")
+                        }
+                    }
+                }
+                rules.sniff = rule
+            case "allow_types":
+                let patterns = decoder.stringList(value, keyPath) ?? []
+                for pattern in patterns where !isTypePattern(pattern) {
+                    decoder.fail(value.mark, keyPath, "'\(pattern)' is not type/subtype or type/*")
+                }
+                rules.allowTypes = patterns
             default:
                 decoder.fail(keyMark, keyPath, "rule not implemented yet (arrives with the rest of issue #4)")
             }
         }
         return rules
+    }
+
+    static func isTypePattern(_ pattern: String) -> Bool {
+        let parts = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return parts.allSatisfy { part in part == "*" || part.utf8.allSatisfy(isTokenByte) }
     }
 
     static func template(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Template? {

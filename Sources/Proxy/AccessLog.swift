@@ -48,7 +48,7 @@ final class AccessLog: @unchecked Sendable {
                 members.append("\"filename\":" + (part.filename.map(jsonString) ?? "null"))
                 members.append("\"original_filename\":" + (part.originalFilename.map(jsonString) ?? "null"))
                 members.append("\"declared_type\":" + (part.declaredType.map(jsonString) ?? "null"))
-                members.append("\"sniffed_type\":null")
+                members.append("\"sniffed_type\":" + (part.sniffedType.map(jsonString) ?? "null"))
                 members.append("\"content_type\":" + (part.contentType.map(jsonString) ?? "null"))
                 members.append("\"bytes\":\(part.bytes)")
                 if part.dropped { members.append("\"dropped\":true") }

@@ -73,7 +73,7 @@ extension ClientConnection {
                     parser: parser,
                     rewriter: RulePipeline(
                         rules: route?.rules ?? RuleSet(), sink: BodySink(.plain(exchange.staging.buffer)),
-                        headers: head.headers, now: worker.unixTime)))
+                        headers: head.headers, now: worker.unixTime, sniffer: worker.sniffer)))
         }
         if buffering, upstreamFraming == .chunked {
             do throws(ProxyError) {

@@ -14,7 +14,10 @@ struct MultipartPipeline {
         } catch {
             throw ProxyError(error)
         }
-        if let refusal = rewriter.refusal { throw ProxyError(.badRequest, detail: refusal.description) }
+        if let refusal = rewriter.refusal {
+            throw ProxyError(
+                refusal.status == 415 ? .unsupportedMediaType : .badRequest, detail: refusal.description)
+        }
     }
 
     /// Ends the body: the closing delimiter must have been read.
@@ -24,6 +27,9 @@ struct MultipartPipeline {
         } catch {
             throw ProxyError(error)
         }
-        if let refusal = rewriter.refusal { throw ProxyError(.badRequest, detail: refusal.description) }
+        if let refusal = rewriter.refusal {
+            throw ProxyError(
+                refusal.status == 415 ? .unsupportedMediaType : .badRequest, detail: refusal.description)
+        }
     }
 }

@@ -12,6 +12,7 @@ struct ProxyError: Error {
         case notFound
         case lengthRequired
         case payloadTooLarge
+        case unsupportedMediaType
         case requestTimeout
         case upstreamUnreachable
         case upstreamBroken
@@ -55,6 +56,7 @@ struct ProxyError: Error {
         case .notFound: 404
         case .lengthRequired: 411
         case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
         case .requestTimeout: 408
         case .upstreamUnreachable, .upstreamBroken: 502
         case .upstreamTimeout: 504

@@ -2,6 +2,7 @@ public import Config
 public import EventLoop
 import HTTP1
 import HTTPCore
+import UploadRules
 
 #if canImport(Glibc)
     import Glibc
@@ -14,6 +15,8 @@ final class Worker {
     let config: ServerConfig
     let pool: UpstreamPool
     let log: AccessLog
+    /// libmagic is not thread-safe: one sniffer per worker.
+    let sniffer = Sniffer()
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private var random = SystemRandomNumberGenerator()

@@ -12,14 +12,17 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         public var filename: String?
         public var originalFilename: String?
         public var declaredType: String?
+        public var sniffedType: String?
         public var contentType: String?
         public var bytes: Int64 = 0
         public var dropped = false
         public var digests: [(DigestAlgorithm, String)] = []
     }
 
-    /// Why the rules refused the request (a 400 for the proxy).
+    /// Why the rules refused the request.
     public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// 400 for malformed input (an unsafe file name), 415 for a type rule.
+        public var status: Int = 400
         public var description: String
     }
 
@@ -42,15 +45,30 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     var digests: PartDigests?
     var emittedFirst = false
     var pendingBefore: [Int]
+    let sniffer: Sniffer?
+    /// A file part whose head waits for the sniff window.
+    var held: HeldPart?
+    var lookahead: [UInt8] = []
+
+    struct HeldPart {
+        var head: PartHead
+        var name: String
+        var values: TemplateValues
+        var safeName: String
+    }
 
     /// Creates a pipeline for one request.
     ///
     /// - Parameters:
     ///   - headers: the request's headers (for `{header:NAME}`).
     ///   - now: Unix seconds (for `{date}`, `{time}` and token deadlines).
-    public init(rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, boundary: Boundary = .random())
-    {
+    ///   - sniffer: the worker's sniffer (one per thread); a new one when `nil` and sniffing.
+    public init(
+        rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, sniffer: Sniffer? = nil,
+        boundary: Boundary = .random()
+    ) {
         self.rules = rules
+        self.sniffer = rules.sniff == nil ? nil : (sniffer ?? Sniffer())
         self.sink = sink
         self.headers = headers
         self.now = now
@@ -68,10 +86,23 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             begin(head)
         case .body(let bytes):
             guard !dropping else { return }
-            digests?.update(bytes)
-            records[records.count - 1].bytes += Int64(bytes.count)
-            sink.write(bytes)
+            if let held, let rule = rules.sniff {
+                let take = min(bytes.count, rule.bytes - lookahead.count)
+                lookahead.append(contentsOf: bytes[..<take])
+                guard lookahead.count >= rule.bytes else { return }
+                self.held = nil
+                release(held)
+                guard refusal == nil else { return }
+                forward(UnsafeRawBufferPointer(rebasing: bytes[take...]))
+                return
+            }
+            forward(bytes)
         case .partEnd:
+            if let held {
+                self.held = nil
+                release(held)
+                guard refusal == nil else { return }
+            }
             if !dropping, let digests {
                 let results = digests.finish()
                 records[records.count - 1].digests = results
@@ -99,13 +130,16 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
     }
 
+    private mutating func forward(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        digests?.update(bytes)
+        records[records.count - 1].bytes += Int64(bytes.count)
+        sink.write(bytes)
+    }
+
     private mutating func begin(_ head: PartHead) {
         let original = head.nameString
-        let declared =
-            head.headers["Content-Type"]
-            ?? head.disposition.inlineContentType.map {
-                String(decoding: $0, as: UTF8.self)
-            }
+        let declared = Self.declaredType(head)
         if rules.dropFields.contains(original) {
             dropping = true
             records.append(
@@ -117,9 +151,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         emitFirstIfNeeded()
         let name = rules.renameFields[original] ?? original
         var values = baseValues(field: name, index: records.count)
-        var finalFilename: String?
+        var safe = ""
         if let raw = head.filename {
-            let safe: String
             do throws(FilenameSanitizer.Refusal) {
                 safe = try FilenameSanitizer.sanitize(raw)
             } catch {
@@ -133,7 +166,68 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             } else {
                 values.basename = safe
             }
-            if let template = rules.filename, !safe.isEmpty {
+        }
+        let part = HeldPart(head: head, name: name, values: values, safeName: safe)
+        if head.isFile, rules.sniff != nil {
+            held = part
+            lookahead.removeAll(keepingCapacity: true)
+            return
+        }
+        emitHead(part, sniffed: nil)
+    }
+
+    /// The sniff window is full (or the part ended): decide, emit the head, then the bytes.
+    private mutating func release(_ part: HeldPart) {
+        let sniffed = sniffer?.sniff(lookahead)
+        emitHead(part, sniffed: sniffed)
+        guard refusal == nil else { return }
+        lookahead.withUnsafeBytes { forward($0) }
+        lookahead.removeAll(keepingCapacity: true)
+    }
+
+    /// Applies the type rules and the filename, emits due injections and the part's head.
+    private mutating func emitHead(_ part: HeldPart, sniffed: String?) {
+        var partHeaders = part.head.headers
+        partHeaders.removeAll(named: "Content-Disposition")
+        let declared = Self.declaredType(part.head)
+        if let inline = part.head.disposition.inlineContentType, !partHeaders.contains("Content-Type") {
+            partHeaders.append(HeaderFields.Field(name: Array("Content-Type".utf8), value: inline))
+        }
+        var values = part.values
+        if part.head.isFile {
+            let declaredEssence = declared.flatMap { try? MediaType.parse($0).essence }
+            if let sniffed, let policy = rules.sniff?.policy {
+                switch policy {
+                case .override:
+                    partHeaders.set(name: "Content-Type", value: sniffed)
+                case .keep:
+                    break
+                case .rejectMismatch:
+                    if declaredEssence != sniffed {
+                        refusal = Refusal(
+                            status: 415,
+                            description:
+                                "part \(part.name): declared type \(declaredEssence ?? "none") is not the content's type \(sniffed)"
+                        )
+                        return
+                    }
+                }
+                if let ext = Sniffer.fileExtension(for: sniffed) { values.ext = ext }
+            }
+            if !rules.allowTypes.isEmpty {
+                let judged = sniffed ?? declaredEssence ?? "application/octet-stream"
+                let type =
+                    (try? MediaType.parse(judged)) ?? MediaType(type: "application", subtype: "octet-stream")
+                guard rules.allowTypes.contains(where: { type.matches($0) }) else {
+                    refusal = Refusal(
+                        status: 415, description: "part \(part.name): type \(judged) is not allowed")
+                    return
+                }
+            }
+        }
+        var finalFilename: String?
+        if part.head.filename != nil {
+            if let template = rules.filename, !part.safeName.isEmpty {
                 let rendered = template.render(values, random: &random)
                 do throws(FilenameSanitizer.Refusal) {
                     finalFilename = try FilenameSanitizer.sanitize(Array(rendered.utf8))
@@ -142,20 +236,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                     return
                 }
             } else {
-                finalFilename = safe
+                finalFilename = part.safeName
             }
             values.filename = finalFilename ?? ""
         }
-        let due = pendingBefore.filter { rules.inject[$0].position == .before(name) }
+        let due = pendingBefore.filter { rules.inject[$0].position == .before(part.name) }
         pendingBefore.removeAll { due.contains($0) }
         for index in due { emitInjection(index, values: values) }
-        var partHeaders = head.headers
-        partHeaders.removeAll(named: "Content-Disposition")
-        if let inline = head.disposition.inlineContentType, !partHeaders.contains("Content-Type") {
-            partHeaders.append(HeaderFields.Field(name: Array("Content-Type".utf8), value: inline))
-        }
         let disposition = ContentDisposition(
-            name: Array(name.utf8), filename: finalFilename.map { Array($0.utf8) })
+            name: Array(part.name.utf8), filename: finalFilename.map { Array($0.utf8) })
         do throws(MultipartEncodingError) {
             try encoder.beginPart(disposition, headers: partHeaders, into: &sink)
         } catch {
@@ -164,10 +253,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
         records.append(
             PartRecord(
-                name: name, filename: finalFilename, originalFilename: head.filenameString,
-                declaredType: declared,
-                contentType: partHeaders["Content-Type"]))
-        digests = head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
+                name: part.name, filename: finalFilename, originalFilename: part.head.filenameString,
+                declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"]))
+        digests = part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
+    }
+
+    static func declaredType(_ head: PartHead) -> String? {
+        head.headers["Content-Type"]
+            ?? head.disposition.inlineContentType.map { String(decoding: $0, as: UTF8.self) }
     }
 
     private mutating func emitFirstIfNeeded() {

@@ -11,6 +11,31 @@ public struct RuleSet: Sendable {
     public var inject: [Injection] = []
     /// `digest.algorithms`: appended after each file part as `<name>.<algorithm>`.
     public var digests: [DigestAlgorithm] = []
+    /// `sniff`: look at the first bytes of each file part.
+    public var sniff: SniffRule?
+    /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
+    /// sniffing); empty allows everything.
+    public var allowTypes: [String] = []
+
+    /// `sniff.content_type`: what to do with the declared type.
+    public enum SniffPolicy: String, Sendable {
+        /// Forward the sniffed type.
+        case override
+        /// Forward the declared type (the sniffed one is logged and judged).
+        case keep
+        /// Refuse (415) a part whose declared type differs from the sniffed one.
+        case rejectMismatch = "reject_mismatch"
+    }
+
+    /// `sniff: { bytes, content_type }`.
+    public struct SniffRule: Sendable {
+        public var bytes: Int
+        public var policy: SniffPolicy
+        public init(bytes: Int, policy: SniffPolicy) {
+            self.bytes = bytes
+            self.policy = policy
+        }
+    }
 
     public init() {}
 }

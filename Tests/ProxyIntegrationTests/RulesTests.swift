@@ -93,4 +93,60 @@ import Testing
         #expect(response.status == 400)
         #expect(String(decoding: response.body, as: UTF8.self).contains("unsafe filename"))
     }
+
+    static let sniffRoute = """
+        routes:
+          - match: { path: /upload }
+            multipart:
+              sniff: { bytes: 4096, content_type: override }
+              allow_types: [image/*, application/pdf]
+
+        """
+
+    @Test func pngSentAsOctetStreamArrivesAsPNG() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n" + Self.sniffRoute)
+        let png: [UInt8] =
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 20_000)
+        let file = NSTemporaryDirectory() + "formgate-png-\(UUID().uuidString)"
+        try Data(png).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = try run(
+            try tool("curl"),
+            [
+                "-sS", "-F", "photo=@\(file);filename=x.bin;type=application/octet-stream",
+                proxy.url + "/upload",
+            ])
+        let receipt = try jsonObject(result.output)
+        let files = try #require(receipt["files"] as? [[String: Any]])
+        #expect(files.first?["content_type"] as? String == "image/png")
+        #expect(files.first?["sha256"] as? String == Digest.hex(png))
+        let log = try #require(proxy.accessLog(atLeast: 1).last?["parts"] as? [[String: Any]])
+        #expect(log.first?["declared_type"] as? String == "application/octet-stream")
+        #expect(log.first?["sniffed_type"] as? String == "image/png")
+    }
+
+    @Test func executableNamedLikeAPhotoIsRefusedAndNeverCompletesUpstream() throws {
+        let recorder = try FakeUpstream(.silent)
+        let proxy = try startProxy("upstream: \(recorder.url)\n" + Self.sniffRoute)
+        let elf: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 0x02, 0x01, 0x01] + Array(repeating: 0, count: 100_000)
+        let body =
+            Array(
+                "--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nhi\r\n--b\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                    .utf8)
+            + elf + Array("\r\n--b--\r\n".utf8)
+        let client = try RawClient(port: proxy.port)
+        client.send(
+            "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.count)\r\n\r\n"
+        )
+        client.send(body)
+        let response = try #require(client.readResponse())
+        #expect(response.status == 415)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("photo"))
+        Thread.sleep(forTimeInterval: 0.3)
+        let seen = String(decoding: recorder.bytesReceived, as: UTF8.self)
+        #expect(!seen.contains("--\r\n0\r\n"))
+        #expect(!seen.hasSuffix("0\r\n\r\n"))
+        #expect(!seen.contains("ELF"))
+    }
 }
