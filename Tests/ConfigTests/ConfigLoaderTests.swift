@@ -19,6 +19,16 @@ import Testing
         #expect(config.routes[0].setHeaders.first?.0 == "X-Upload-Proxy")
     }
 
+    @Test(arguments: ["formgate.yaml", "qiniu.yaml", "legacy-php.yaml", "audit-only.yaml"])
+    func shippedConfigurationsLoad(file: String) throws {
+        let environment = ["QINIU_AK": "ak", "QINIU_SK": "sk", "QINIU_BUCKET": "photos"]
+        let result = ConfigLoader.load(path: Self.root.appendingPathComponent("conf/\(file)").path, environment: environment)
+        if case .failure(let errors) = result { Issue.record("\(errors)") }
+        let config = try result.get()
+        #expect(!config.routes.isEmpty)
+        #expect(config.routes.allSatisfy { $0.rewritesMultipart })
+    }
+
     @Test func everyErrorIsReportedWithItsPlace() {
         let text = """
             listen: nope
