@@ -22,7 +22,8 @@ import Testing
     @Test(arguments: ["formgate.yaml", "qiniu.yaml", "legacy-php.yaml", "audit-only.yaml"])
     func shippedConfigurationsLoad(file: String) throws {
         let environment = ["QINIU_AK": "ak", "QINIU_SK": "sk", "QINIU_BUCKET": "photos"]
-        let result = ConfigLoader.load(path: Self.root.appendingPathComponent("conf/\(file)").path, environment: environment)
+        let result = ConfigLoader.load(
+            path: Self.root.appendingPathComponent("conf/\(file)").path, environment: environment)
         if case .failure(let errors) = result { Issue.record("\(errors)") }
         let config = try result.get()
         #expect(!config.routes.isEmpty)
