@@ -54,7 +54,9 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
-            dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch"],
+            dependencies: [
+                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch", "UploadRules",
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
