@@ -40,7 +40,10 @@ struct ProxyError: Error {
 
     init(_ error: MultipartError) {
         if case .limitExceeded(let limit) = error.reason {
-            self.init(.payloadTooLarge, detail: "multipart limit exceeded: \(limit.rawValue)")
+            // Part header sizes are malformed input (400); counts and bytes are 413.
+            let kind: Kind =
+                limit == .partHeaderBytes || limit == .headersPerPart ? .badRequest : .payloadTooLarge
+            self.init(kind, detail: "multipart limit exceeded: \(limit.rawValue)")
         } else {
             self.init(
                 .badRequest, detail: "malformed multipart body: \(error.reason) at byte \(error.offset)")

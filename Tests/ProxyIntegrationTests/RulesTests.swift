@@ -149,4 +149,21 @@ import Testing
         #expect(!seen.hasSuffix("0\r\n\r\n"))
         #expect(!seen.contains("ELF"))
     }
+
+    @Test func checkNamesTheLineAndColumnOfAMisspelledKey() throws {
+        let path = NSTemporaryDirectory() + "formgate-check-\(UUID().uuidString).yaml"
+        try
+            "listen: 127.0.0.1:8080\nroutes:\n  - match: { path: /upload }\n    multipart:\n      drop_feilds: [token]\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let check = try ServerProcess(formgateBinary, ["check", "-c", path], waitForListening: false)
+        check.process.waitUntilExit()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(check.process.terminationStatus == 1)
+        #expect(check.stderr.contains("\(path):5:7: routes[0].multipart.drop_feilds: unknown key"))
+        let good = try ServerProcess(
+            formgateBinary, ["check", "-c", packageRoot.appendingPathComponent("conf/formgate.yaml").path],
+            waitForListening: false)
+        good.process.waitUntilExit()
+        #expect(good.process.terminationStatus == 0)
+    }
 }

@@ -108,4 +108,61 @@ import Testing
         let files = try #require(proxied["files"] as? [[String: Any]])
         #expect(files.first?["name"] as? String == "report 2024.pdf")
     }
+
+    /// Rules as PHP sees them: renamed field, new file name, injected field, sniffed type;
+    /// the file's bytes unchanged.
+    @Test func phpSeesTheRulesApplied() throws {
+        let php = try tool("php")
+        let probe = try FakeUpstream(.silent)
+        let port = probe.port
+        probe.stop()
+        let server = try ServerProcess(
+            php, ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
+            waitForListening: false)
+        var ready = false
+        for _ in 0..<100 where !ready {
+            Thread.sleep(forTimeInterval: 0.05)
+            ready = (try? RawClient(port: port)) != nil
+        }
+        #expect(ready, "php -S did not start: \(server.stderr)")
+        let proxy = try startProxy(
+            """
+            upstream: http://127.0.0.1:\(port)
+            routes:
+              - match: { path: / }
+                request_body: buffer
+                multipart:
+                  drop_fields: [token]
+                  rename_fields: { "userfile": file }
+                  sniff: { bytes: 512, content_type: override }
+                  filename: "upload-{index}{ext}"
+                  inject:
+                    - { name: uploader, value: "{header:X-User-Id}" }
+
+            """)
+        let png: [UInt8] =
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+            + (0..<50_000).map { UInt8(truncatingIfNeeded: $0) }
+        let file = NSTemporaryDirectory() + "formgate-php-rules-\(UUID().uuidString)"
+        try Data(png).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = try run(
+            try tool("curl"),
+            [
+                "-sS", "-H", "X-User-Id: u-7", "-F", "token=forged", "-F", "title=hi",
+                "-F", "userfile=@\(file);filename=../evil.php;type=application/x-php",
+                proxy.url + "/upload.php",
+            ])
+        let answer = try jsonObject(result.output)
+        let post = try #require(answer["post"] as? [String: Any])
+        #expect(post["uploader"] as? String == "u-7")
+        #expect(post["title"] as? String == "hi")
+        #expect(post["token"] == nil)
+        let files = try #require(answer["files"] as? [[String: Any]])
+        #expect(files.count == 1)
+        #expect(files.first?["field"] as? String == "file")
+        #expect(files.first?["name"] as? String == "upload-2.png")
+        #expect(files.first?["type"] as? String == "image/png")
+        #expect(files.first?["sha256"] as? String == Digest.hex(png))
+    }
 }
