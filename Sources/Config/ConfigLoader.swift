@@ -196,6 +196,9 @@ public enum ConfigLoader {
             }
         }
         route.name = name ?? route.pathPrefix
+        if route.rules.fieldsFirst, route.requestBody != .buffer {
+            decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
+        }
         return route
     }
 
@@ -293,6 +296,14 @@ public enum ConfigLoader {
                     }
                 }
                 rules.sniff = rule
+            case "order":
+                if let text = decoder.string(value, keyPath) {
+                    if text == "fields_first" {
+                        rules.fieldsFirst = true
+                    } else if text != "as_sent" {
+                        decoder.fail(value.mark, keyPath, "expected fields_first or as_sent, found '\(text)'")
+                    }
+                }
             case "allow_types":
                 let patterns = decoder.stringList(value, keyPath) ?? []
                 for pattern in patterns where !isTypePattern(pattern) {

@@ -14,15 +14,23 @@ public struct MultipartEncoder: Sendable {
     /// Whether `finish` was called.
     public private(set) var isFinished = false
 
+    /// Every delimiter, the first and the closing one included, starts with CRLF.
+    public let leadingLineBreak: Bool
     private let firstDelimiter: [UInt8]
     private let nextDelimiter: [UInt8]
     private let closeDelimiter: [UInt8]
 
     /// Creates an encoder; by default with a fresh random boundary.
-    public init(boundary: Boundary = .random()) {
+    ///
+    /// - Parameter leadingLineBreak: write every delimiter as `CRLF--boundary`, so parts can
+    ///   be written to separate sinks and reordered; whoever assembles the body drops its
+    ///   first two bytes (that CRLF).
+    public init(boundary: Boundary = .random(), leadingLineBreak: Bool = false) {
         self.boundary = boundary
-        firstDelimiter = Array("--".utf8) + boundary.bytes + [0x0D, 0x0A]
-        nextDelimiter = [0x0D, 0x0A] + firstDelimiter
+        self.leadingLineBreak = leadingLineBreak
+        let bare = Array("--".utf8) + boundary.bytes + [0x0D, 0x0A]
+        nextDelimiter = [0x0D, 0x0A] + bare
+        firstDelimiter = leadingLineBreak ? nextDelimiter : bare
         closeDelimiter = [0x0D, 0x0A] + Array("--".utf8) + boundary.bytes + Array("--\r\n".utf8)
     }
 
@@ -70,7 +78,7 @@ public struct MultipartEncoder: Sendable {
     /// Writes the closing delimiter and a final CRLF.
     public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
-        if partCount == 0 {
+        if partCount == 0 && !leadingLineBreak {
             sink.write(closeDelimiter[2...])
         } else {
             sink.write(closeDelimiter)

@@ -78,6 +78,13 @@ extension ClientConnection {
         if buffering, upstreamFraming == .chunked {
             do throws(ProxyError) {
                 exchange.spool = try Spool(directory: config.tempDirectory)
+                if case .multipart(var pipeline) = body, pipeline.rewriter.splitsFiles {
+                    // order: fields_first — file parts wait in a second spool.
+                    let files = try Spool(directory: config.tempDirectory)
+                    exchange.fileSpool = files
+                    pipeline.rewriter.deferred = BodySink(.spool(files))
+                    body = .multipart(pipeline)
+                }
             } catch {
                 return fail(error)
             }
@@ -248,7 +255,7 @@ extension ClientConnection {
             exchange.body = .multipart(pipeline)
         }
         if let spool = exchange.spool {
-            guard spool.flush() else {
+            guard spool.flush(), exchange.fileSpool?.flush() ?? true else {
                 return fail(ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"))
             }
             return connectUpstream()

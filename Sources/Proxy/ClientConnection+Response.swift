@@ -14,16 +14,26 @@ extension ClientConnection: UpstreamOwner {
         guard let exchange, exchange.upstream === upstream else { return }
         let output = upstream.socket.output
         if let spool = exchange.spool {
-            output.add(upstreamHead(exchange, contentLength: spool.size))
-            let fd = spool.takeDescriptor()
-            if spool.size > 0 {
-                guard evbuffer_add_file(output.raw, fd, 0, spool.size) == 0 else {
+            // The body is the spool, then (order: fields_first) the file spool, less the
+            // encoder's leading CRLF in that case.
+            let spools = [spool] + (exchange.fileSpool.map { [$0] } ?? [])
+            var skip: Int64 = exchange.fileSpool == nil ? 0 : 2
+            let total = spools.reduce(0) { $0 + $1.size } - skip
+            output.add(upstreamHead(exchange, contentLength: total))
+            for part in spools {
+                let fd = part.takeDescriptor()
+                let offset = min(skip, part.size)
+                skip -= offset
+                guard part.size - offset > 0 else {
+                    _ = Glibc.close(fd)
+                    continue
+                }
+                guard evbuffer_add_file(output.raw, fd, offset, part.size - offset) == 0 else {
                     return fail(ProxyError(.spoolFailed, detail: "cannot send the spooled body"))
                 }
-            } else {
-                _ = Glibc.close(fd)
             }
             exchange.spool = nil
+            exchange.fileSpool = nil
             exchange.upstreamHeadSent = true
             return requestFullySent()
         }

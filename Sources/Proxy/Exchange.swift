@@ -29,6 +29,8 @@ final class Exchange {
     var upstreamFraming: BodyFraming
     /// The spool for `request_body: buffer`.
     var spool: Spool?
+    /// With `order: fields_first`, the spool that holds the file parts.
+    var fileSpool: Spool?
     var upstream: UpstreamConnection?
     /// Body bytes read before the upstream connection is ready.
     let staging = OwnedEvBuffer()

@@ -28,6 +28,13 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
 
     /// Where the re-encoded body goes; may be replaced between feeds.
     public var sink: Sink
+    /// With `fieldsFirst`: where file parts and the closing delimiter go. The body is `sink`'s
+    /// bytes then `deferred`'s, without the first two bytes (the encoder's leading CRLF).
+    public var deferred: Sink?
+    /// Whether the parts are split between `sink` and `deferred`.
+    public var splitsFiles: Bool { rules.fieldsFirst }
+    /// Whether the current part is written to `deferred`.
+    var toDeferred = false
     /// The encoder (its `contentType` names the new boundary).
     public private(set) var encoder: MultipartEncoder
     /// Parts seen so far.
@@ -72,7 +79,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         self.sink = sink
         self.headers = headers
         self.now = now
-        self.encoder = MultipartEncoder(boundary: boundary)
+        self.encoder = MultipartEncoder(boundary: boundary, leadingLineBreak: rules.fieldsFirst)
         self.pendingBefore = rules.inject.indices.filter {
             if case .before = rules.inject[$0].position { return true }
             return false
@@ -103,6 +110,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 release(held)
                 guard refusal == nil else { return }
             }
+            toDeferred = false
             if !dropping, let digests {
                 let results = digests.finish()
                 records[records.count - 1].digests = results
@@ -123,7 +131,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 emitInjection(index, values: baseValues(field: "", index: records.count))
             }
             do throws(MultipartEncodingError) {
-                try encoder.finish(into: &sink)
+                if rules.fieldsFirst, deferred != nil {
+                    try encoder.finish(into: &deferred!)
+                } else {
+                    try encoder.finish(into: &sink)
+                }
             } catch {
                 refusal = Refusal(description: "\(error)")
             }
@@ -134,7 +146,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         guard !bytes.isEmpty else { return }
         digests?.update(bytes)
         records[records.count - 1].bytes += Int64(bytes.count)
-        sink.write(bytes)
+        if toDeferred {
+            deferred?.write(bytes)
+        } else {
+            sink.write(bytes)
+        }
     }
 
     private mutating func begin(_ head: PartHead) {
@@ -245,8 +261,13 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         for index in due { emitInjection(index, values: values) }
         let disposition = ContentDisposition(
             name: Array(part.name.utf8), filename: finalFilename.map { Array($0.utf8) })
+        toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
         do throws(MultipartEncodingError) {
-            try encoder.beginPart(disposition, headers: partHeaders, into: &sink)
+            if toDeferred {
+                try encoder.beginPart(disposition, headers: partHeaders, into: &deferred!)
+            } else {
+                try encoder.beginPart(disposition, headers: partHeaders, into: &sink)
+            }
         } catch {
             refusal = Refusal(description: "\(error)")
             return

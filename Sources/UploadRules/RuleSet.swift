@@ -13,6 +13,9 @@ public struct RuleSet: Sendable {
     public var digests: [DigestAlgorithm] = []
     /// `sniff`: look at the first bytes of each file part.
     public var sniff: SniffRule?
+    /// `order: fields_first`: file parts go to the pipeline's `deferred` sink, so the caller
+    /// can send every field before the first file (object stores ignore fields after it).
+    public var fieldsFirst = false
     /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
     /// sniffing); empty allows everything.
     public var allowTypes: [String] = []

@@ -167,4 +167,35 @@ import Testing
         #expect(RulePipeline<ByteArraySink>.date(0) == "19700101")
         #expect(RulePipeline<ByteArraySink>.date(951_782_400) == "20000229")
     }
+
+    @Test func fieldsFirstMovesFilePartsAfterTheFields() throws {
+        var rules = RuleSet()
+        rules.fieldsFirst = true
+        rules.digests = [.size]
+        rules.inject = [
+            Injection(name: "token", position: .before("userfile[]"), value: .template(try Template("t")))
+        ]
+        let input = Array(
+            ("--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a.txt\"\r\n\r\nAAA\r\n"
+                + "--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n"
+                + "--b\r\nContent-Disposition: form-data; name=\"userfile[]\"; filename=\"b.bin\"\r\n\r\nBBBB\r\n"
+                + "--b\r\nContent-Disposition: form-data; name=\"after\"\r\n\r\nlate\r\n--b--\r\n").utf8)
+        var pipeline = RulePipeline(rules: rules, sink: ByteArraySink(), headers: HeaderFields(), now: 0)
+        pipeline.deferred = ByteArraySink()
+        var parser = try MultipartParser(boundary: "b")
+        try parser.feed(input, into: &pipeline)
+        try parser.finish(into: &pipeline)
+        #expect(pipeline.refusal == nil)
+        let body = Array((pipeline.sink.bytes + pipeline.deferred!.bytes).dropFirst(2))
+        var back = try MultipartParser(boundary: pipeline.encoder.boundary.bytes)
+        var collect = Collect()
+        try back.feed(body, into: &collect)
+        try back.finish(into: &collect)
+        #expect(back.anomalies == [])
+        #expect(
+            collect.parts.map(\.name) == [
+                "a.size", "title", "token", "userfile[].size", "after", "a", "userfile[]",
+            ])
+        #expect(collect.parts.map(\.content) == ["3", "Holiday", "t", "4", "late", "AAA", "BBBB"])
+    }
 }
