@@ -36,7 +36,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
-        .target(name: "Config", dependencies: ["CYAML", "UploadRules"], swiftSettings: strict),
+        .target(name: "Config", dependencies: ["CYAML", "UploadRules", "HTTPCore"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",

@@ -1,3 +1,4 @@
+import HTTPCore
 import UploadRules
 
 #if canImport(Glibc)

@@ -177,19 +177,3 @@ final class ClientConnection: BufferedSocketDelegate {
         worker.closed(self)
     }
 }
-
-func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case _ where scalar.value < 0x20:
-            out +=
-                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                + String(scalar.value, radix: 16)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
-}

@@ -1,4 +1,5 @@
 import CCrypto
+import HTTPCore
 
 /// A Qiniu upload token: `access_key:urlsafe_base64(HMAC-SHA1(secret_key, encodedPolicy)):encodedPolicy`
 /// where `encodedPolicy = urlsafe_base64(JSON policy)`, padding kept.
@@ -38,23 +39,4 @@ public enum QiniuToken {
         }
         return Array(out.prefix(Int(length)))
     }
-}
-
-/// A JSON string literal (quotes, backslashes and controls escaped; UTF-8 kept).
-public func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            let digits = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }

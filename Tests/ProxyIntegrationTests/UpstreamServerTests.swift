@@ -6,6 +6,22 @@ import Testing
 @Suite(.serialized) struct UpstreamServerTests {
     static let resources = packageRoot.appendingPathComponent("Tests/ProxyIntegrationTests/Resources")
 
+    /// PHP's built-in server running `php_upload.php` on a free port, once it accepts.
+    func startPHP() throws -> (ServerProcess, Int) {
+        let probe = try FakeUpstream(.silent)
+        let port = probe.port
+        probe.stop()
+        let server = try ServerProcess(
+            try tool("php"),
+            ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
+            waitForListening: false)
+        for _ in 0..<100 {
+            if (try? RawClient(port: port)) != nil { return (server, port) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestFailure("php -S did not start: \(server.stderr)")
+    }
+
     /// A CA and a server certificate for `localhost` only, in a fresh directory.
     func makeCertificates() throws -> (directory: String, ca: String, cert: String, key: String) {
         let openssl = try tool("openssl")
@@ -71,19 +87,8 @@ import Testing
     /// directly.
     @Test(arguments: ["stream", "buffer"])
     func phpSeesWhatADirectUploadGivesIt(mode: String) throws {
-        let php = try tool("php")
-        let probe = try FakeUpstream(.silent)
-        let port = probe.port
-        probe.stop()
-        let server = try ServerProcess(
-            php, ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
-            waitForListening: false)
-        var ready = false
-        for _ in 0..<100 where !ready {
-            Thread.sleep(forTimeInterval: 0.05)
-            ready = (try? RawClient(port: port)) != nil
-        }
-        #expect(ready, "php -S did not start: \(server.stderr)")
+        let (server, port) = try startPHP()
+        defer { server.stop() }
         let proxy = try startProxy(
             "upstream: http://127.0.0.1:\(port)\nroutes:\n  - match: { path: / }\n    request_body: \(mode)\n    multipart: {}\n"
         )
@@ -112,19 +117,8 @@ import Testing
     /// Rules as PHP sees them: renamed field, new file name, injected field, sniffed type;
     /// the file's bytes unchanged.
     @Test func phpSeesTheRulesApplied() throws {
-        let php = try tool("php")
-        let probe = try FakeUpstream(.silent)
-        let port = probe.port
-        probe.stop()
-        let server = try ServerProcess(
-            php, ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
-            waitForListening: false)
-        var ready = false
-        for _ in 0..<100 where !ready {
-            Thread.sleep(forTimeInterval: 0.05)
-            ready = (try? RawClient(port: port)) != nil
-        }
-        #expect(ready, "php -S did not start: \(server.stderr)")
+        let (server, port) = try startPHP()
+        defer { server.stop() }
         let proxy = try startProxy(
             """
             upstream: http://127.0.0.1:\(port)

@@ -1,3 +1,4 @@
+import HTTPCore
 import Testing
 import UploadRules
 
