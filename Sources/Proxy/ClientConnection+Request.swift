@@ -225,6 +225,9 @@ extension ClientConnection {
             }
             if let failure { return fail(failure) }
             exchange.bytesIn += exchange.decoder.payloadBytes - before
+            if let spool = exchange.spool, spool.error != 0 {
+                return fail(ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"))
+            }
             if exchange.decoder.payloadBytes > config.limits.bodyBytes {
                 return fail(ProxyError(.payloadTooLarge, detail: "body larger than limits.body_bytes"))
             }
