@@ -115,7 +115,7 @@ public enum ConfigLoader {
     static func decodeTimeouts(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into timeouts: inout Timeouts
     ) {
-        let keys: Set<String> = ["header", "idle", "upstream_connect", "upstream_response"]
+        let keys: Set<String> = ["header", "idle", "upstream_connect", "upstream_response", "drain"]
         for (key, _, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
             guard let milliseconds = decoder.duration(value, join(path, key)) else { continue }
             guard milliseconds > 0 else {
@@ -126,6 +126,7 @@ public enum ConfigLoader {
             case "header": timeouts.header = milliseconds
             case "idle": timeouts.idle = milliseconds
             case "upstream_connect": timeouts.upstreamConnect = milliseconds
+            case "drain": timeouts.drain = milliseconds
             default: timeouts.upstreamResponse = milliseconds
             }
         }

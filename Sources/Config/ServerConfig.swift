@@ -45,6 +45,8 @@ public struct Timeouts: Sendable, Equatable {
     /// From the end of the request until the upstream's response head; also the longest
     /// silence in the response body.
     public var upstreamResponse: Int64 = 60_000
+    /// On SIGTERM, how long requests in flight may take to finish before FormGate exits.
+    public var drain: Int64 = 30_000
 
     public init() {}
 }

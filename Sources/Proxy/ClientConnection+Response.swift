@@ -128,7 +128,9 @@ extension ClientConnection: UpstreamOwner {
                 }
                 exchange.upstreamStatus = head.status
                 exchange.upstreamMilliseconds = worker.base.nowMilliseconds - exchange.upstreamStartedAt
-                let keepClient = exchange.head.keepAlive && exchange.clientBodyRead && !clientHalfClosed
+                let keepClient =
+                    exchange.head.keepAlive && exchange.clientBodyRead && !clientHalfClosed
+                    && !worker.draining
                 let chunkToClient =
                     (framing == .chunked || framing == .untilClose) && exchange.head.version == .http11
                 let headBytes = clientResponseHead(
@@ -222,7 +224,7 @@ extension ClientConnection: UpstreamOwner {
         worker.log(exchange, status: exchange.upstreamStatus ?? 502, client: peer)
         let keepAlive =
             exchange.head.keepAlive && exchange.decoder.isComplete && !clientHalfClosed
-            && exchange.requestSent
+            && exchange.requestSent && !worker.draining
         self.exchange = nil
         guard keepAlive else { return flushAndClose() }
         socket.setReading(true)

@@ -16,7 +16,8 @@ final class ClientConnection: BufferedSocketDelegate {
 
     let socket: BufferedSocket
     unowned let worker: Worker
-    let config: ServerConfig
+    /// The configuration of the current request (taken from the worker when it starts).
+    var config: ServerConfig
     let peer: SocketAddress
     var scanner: HeadScanner
     var exchange: Exchange?
@@ -85,6 +86,7 @@ final class ClientConnection: BufferedSocketDelegate {
         guard !closing, exchange == nil else { return }
         let input = socket.input
         if input.count == 0 { return }
+        if scanner.scanned == 0 { config = worker.config }
         if scanner.scanned == 0 { headerTimer?.schedule(milliseconds: config.timeouts.header) }
         let headBytes: [UInt8]
         do throws(HTTP1Error) {
@@ -147,6 +149,11 @@ final class ClientConnection: BufferedSocketDelegate {
         }
         exchange = nil
         flushAndClose()
+    }
+
+    /// The worker drains: an idle connection closes now, a busy one after its exchange.
+    func drain() {
+        if exchange == nil { flushAndClose() }
     }
 
     /// Stops reading, sends what is queued, then closes.

@@ -2,6 +2,7 @@ public import Config
 public import EventLoop
 import HTTP1
 import HTTPCore
+import Synchronization
 import UploadRules
 
 #if canImport(Glibc)
@@ -11,8 +12,21 @@ import UploadRules
 /// One event loop on its own thread: a listener (SO_REUSEPORT), the client connections it
 /// accepted, and an upstream connection pool. Nothing here is shared with other workers.
 final class Worker {
+    /// Instructions from the main thread, run on the loop thread.
+    enum Command: Sendable {
+        /// New requests use this configuration; requests in flight keep theirs.
+        case reload(ServerConfig)
+        /// Stop accepting, finish what is in flight, then stop the loop.
+        case drain
+    }
+
     let base: EventBase
-    let config: ServerConfig
+    /// The configuration new requests start with (loop thread only).
+    private(set) var config: ServerConfig
+    /// Whether the worker is draining: connections close after their current exchange.
+    private(set) var draining = false
+    private let commands = Mutex<[Command]>([])
+    private var notifier: Notifier?
     let pool: UpstreamPool
     let log: AccessLog
     /// libmagic is not thread-safe: one sniffer per worker.
@@ -31,6 +45,37 @@ final class Worker {
         listener = try Listener(base: base, address: address, reusePort: true) {
             [unowned self] fd, peer in self.accept(fd, peer)
         }
+        notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
+    }
+
+    /// Queues a command for the loop thread (callable from any thread).
+    func send(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        notifier?.notify()
+    }
+
+    private func runCommands() {
+        let pending = commands.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for command in pending {
+            switch command {
+            case .reload(let newConfig):
+                config = newConfig
+            case .drain:
+                draining = true
+                listener?.disable()
+                listener = nil
+                pool.closeAll()
+                for client in Array(clients.values) { client.drain() }
+                stopIfDrained()
+            }
+        }
+    }
+
+    private func stopIfDrained() {
+        if draining, clients.isEmpty { base.stop() }
     }
 
     /// The address the listener is bound to.
@@ -46,6 +91,7 @@ final class Worker {
     func closed(_ client: ClientConnection) {
         clients[ObjectIdentifier(client)] = nil
         if clients.count < maxConnections { listener?.enable() }
+        stopIfDrained()
     }
 
     func newRequestID() -> String {
@@ -115,13 +161,14 @@ public final class ProxyServer: @unchecked Sendable {
     /// Starts each worker's loop on its own thread.
     public func start() {
         for worker in workers {
-            let box = Unmanaged.passRetained(WorkerBox(worker))
+            let box = Unmanaged.passRetained(WorkerBox(worker, server: self))
             var thread = pthread_t()
             pthread_create(
                 &thread, nil,
                 { context in
-                    let worker = Unmanaged<WorkerBox>.fromOpaque(context!).takeRetainedValue().worker
-                    worker.run()
+                    let box = Unmanaged<WorkerBox>.fromOpaque(context!).takeRetainedValue()
+                    box.worker.run()
+                    box.server.workerFinished()
                     return nil
                 }, box.toOpaque())
             threads.append(thread)
@@ -134,9 +181,46 @@ public final class ProxyServer: @unchecked Sendable {
         for thread in threads { pthread_join(thread, nil) }
         threads.removeAll()
     }
+
+    /// New requests use `config`; requests in flight finish with the one they started with.
+    /// (The listen address and worker count are not changed by a reload.)
+    public func reload(_ config: ServerConfig) {
+        for worker in workers { worker.send(.reload(config)) }
+    }
+
+    /// Stops accepting, lets requests in flight finish, and returns when every worker is idle
+    /// or `milliseconds` have passed; returns whether all finished.
+    public func drain(milliseconds: Int64) -> Bool {
+        running.withLock { $0 = workers.count }
+        for worker in workers { worker.send(.drain) }
+        let deadline = monotonicMilliseconds() + milliseconds
+        while running.withLock({ $0 }) > 0 {
+            if monotonicMilliseconds() > deadline { return false }
+            usleep(20_000)
+        }
+        for thread in threads { pthread_join(thread, nil) }
+        threads.removeAll()
+        return true
+    }
+
+    private let running = Mutex(0)
+
+    fileprivate func workerFinished() {
+        running.withLock { $0 -= 1 }
+    }
 }
 
 private final class WorkerBox {
     let worker: Worker
-    init(_ worker: Worker) { self.worker = worker }
+    let server: ProxyServer
+    init(_ worker: Worker, server: ProxyServer) {
+        self.worker = worker
+        self.server = server
+    }
+}
+
+func monotonicMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

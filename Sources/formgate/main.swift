@@ -124,16 +124,31 @@ func runProxy(_ arguments: [String]) -> Never {
     FileHandleStderr.write(
         "formgate \(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
             + "\(config.effectiveWorkers) workers\n")
+    var current = config
     while true {
         var received: Int32 = 0
         sigwait(&signals, &received)
         if received == SIGHUP {
-            FileHandleStderr.write(
-                "formgate: SIGHUP: configuration reload arrives with issue #5; keeping the current one\n")
+            switch ConfigLoader.load(path: configPath) {
+            case .success(var next):
+                if let listen { next.listen = listen }
+                if let upstream, let url = UpstreamURL(parsing: upstream) { next.upstream = url }
+                if next.listen != current.listen || next.workers != current.workers {
+                    FileHandleStderr.write(
+                        "formgate: reload: listen and workers take effect at the next start\n")
+                }
+                server.reload(next)
+                current = next
+                FileHandleStderr.write("formgate: configuration reloaded from \(configPath)\n")
+            case .failure(let errors):
+                FileHandleStderr.write(
+                    "formgate: reload refused, keeping the running configuration:\n\(errors)\n")
+            }
             continue
         }
-        FileHandleStderr.write("formgate: stopping\n")
-        server.stop()
+        FileHandleStderr.write("formgate: draining (up to \(current.timeouts.drain) ms)\n")
+        let finished = server.drain(milliseconds: current.timeouts.drain)
+        FileHandleStderr.write(finished ? "formgate: stopped\n" : "formgate: drain timeout, exiting\n")
         exit(0)
     }
 }
