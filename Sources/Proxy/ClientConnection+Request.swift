@@ -39,6 +39,7 @@ extension ClientConnection {
             startedAt: worker.base.nowMilliseconds,
             framing: framing, body: body, upstreamFraming: upstreamFraming)
         self.exchange = exchange
+        worker.exchangeStarted()
         if malformedType {
             return fail(ProxyError(.badRequest, detail: "malformed or repeated Content-Type"))
         }
@@ -48,7 +49,9 @@ extension ClientConnection {
                     .methodNotAllowed, detail: "method \(head.method) not allowed on route \(route.name)"))
         }
         if case .length(let length) = framing, length > config.limits.bodyBytes {
-            return fail(ProxyError(.payloadTooLarge, detail: "body larger than limits.body_bytes"))
+            return fail(
+                ProxyError(
+                    .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes"))
         }
         let buffering = route?.requestBody == .buffer
         if let multipartType {
@@ -229,7 +232,9 @@ extension ClientConnection {
                 return fail(ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"))
             }
             if exchange.decoder.payloadBytes > config.limits.bodyBytes {
-                return fail(ProxyError(.payloadTooLarge, detail: "body larger than limits.body_bytes"))
+                return fail(
+                    ProxyError(
+                        .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes"))
             }
             if exchange.decoder.isComplete { return finishRequestBody() }
             if exchange.decoder.payloadBytes == before { break }

@@ -119,6 +119,7 @@ final class ClientConnection: BufferedSocketDelegate {
         abortUpstream()
         if let exchange {
             exchange.error = error.detail
+            exchange.failure = error
             if exchange.responseStarted {
                 worker.log(exchange, status: exchange.upstreamStatus ?? error.status, client: peer)
                 return close()
@@ -145,7 +146,7 @@ final class ClientConnection: BufferedSocketDelegate {
             exchange.bytesOut += Int64(response.utf8.count + body.utf8.count)
             worker.log(exchange, status: error.status, client: peer)
         } else {
-            worker.logEarly(status: error.status, client: peer, error: error.detail)
+            worker.logEarly(status: error.status, client: peer, error: error)
         }
         exchange = nil
         flushAndClose()

@@ -47,6 +47,8 @@ final class Exchange {
     var upstreamStartedAt: Int64 = 0
     var upstreamMilliseconds: Int64?
     var error: String?
+    /// How the exchange failed, if it did (for metrics).
+    var failure: ProxyError?
 
     init(
         head: RequestHead, route: Route?, target: UpstreamURL, requestID: String, startedAt: Int64,

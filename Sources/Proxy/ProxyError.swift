@@ -24,15 +24,19 @@ struct ProxyError: Error {
     var kind: Kind
     /// What to tell the client and the log (never a secret).
     var detail: String
+    /// The `limits:` key that was exceeded, for metrics.
+    var limit: String?
 
-    init(_ kind: Kind, detail: String) {
+    init(_ kind: Kind, detail: String, limit: String? = nil) {
         self.kind = kind
         self.detail = detail
+        self.limit = limit
     }
 
     init(_ error: HTTP1Error) {
         switch error.reason {
-        case .headTooLarge: self.init(.headTooLarge, detail: "request header section too large")
+        case .headTooLarge:
+            self.init(.headTooLarge, detail: "request header section too large", limit: "header_bytes")
         case .unsupportedVersion: self.init(.versionNotSupported, detail: "HTTP version not supported")
         default: self.init(.badRequest, detail: "malformed HTTP: \(error.reason.rawValue)")
         }
@@ -43,7 +47,7 @@ struct ProxyError: Error {
             // Part header sizes are malformed input (400); counts and bytes are 413.
             let kind: Kind =
                 limit == .partHeaderBytes || limit == .headersPerPart ? .badRequest : .payloadTooLarge
-            self.init(kind, detail: "multipart limit exceeded: \(limit.rawValue)")
+            self.init(kind, detail: "multipart limit exceeded: \(limit.rawValue)", limit: limit.rawValue)
         } else {
             self.init(
                 .badRequest, detail: "malformed multipart body: \(error.reason) at byte \(error.offset)")
@@ -82,6 +86,7 @@ struct ProxyError: Error {
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
         case 505: "HTTP Version Not Supported"
         case 507: "Insufficient Storage"

@@ -29,6 +29,7 @@ final class Worker {
     private var notifier: Notifier?
     let pool: UpstreamPool
     let log: AccessLog
+    let metrics: Metrics
     /// libmagic is not thread-safe: one sniffer per worker.
     let sniffer = Sniffer()
     private var listener: Listener?
@@ -36,10 +37,13 @@ final class Worker {
     private var random = SystemRandomNumberGenerator()
     private let maxConnections: Int
 
-    init(config: ServerConfig, workers: Int, log: AccessLog, address: SocketAddress) throws(EventLoopError) {
+    init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)
+        throws(EventLoopError)
+    {
         base = try EventBase()
         self.config = config
         self.log = log
+        self.metrics = metrics
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
         maxConnections = max(1, config.limits.connections / workers)
         listener = try Listener(base: base, address: address, reusePort: true) {
@@ -85,11 +89,13 @@ final class Worker {
         guard let socket = try? BufferedSocket.accepted(base: base, fd: fd) else { return }
         let client = ClientConnection(socket: socket, peer: peer, worker: self)
         clients[ObjectIdentifier(client)] = client
+        metrics.update { $0.activeConnections += 1 }
         if clients.count >= maxConnections { listener?.disable() }
     }
 
     func closed(_ client: ClientConnection) {
-        clients[ObjectIdentifier(client)] = nil
+        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        metrics.update { $0.activeConnections -= 1 }
         if clients.count < maxConnections { listener?.enable() }
         stopIfDrained()
     }
@@ -115,12 +121,63 @@ final class Worker {
         return Int64(now.tv_sec)
     }
 
-    func log(_ exchange: Exchange, status: Int, client: SocketAddress) {
-        log.write(exchange: exchange, status: status, client: client, now: base.nowMilliseconds)
+    /// A request started (for the in-flight gauge).
+    func exchangeStarted() {
+        metrics.update { $0.uploadsInFlight += 1 }
     }
 
-    func logEarly(status: Int, client: SocketAddress, error: String) {
-        log.writeEarly(status: status, client: client, error: error)
+    /// A request ended: its access-log line and its metrics, exactly once.
+    func log(_ exchange: Exchange, status: Int, client: SocketAddress) {
+        let now = base.nowMilliseconds
+        log.write(exchange: exchange, status: status, client: client, now: now)
+        var parts: [RulePipeline<BodySink>.PartRecord] = []
+        var injected = 0
+        var anomalies: [String] = []
+        if case .multipart(let pipeline) = exchange.body {
+            parts = pipeline.rewriter.records
+            injected = pipeline.rewriter.injected.count
+            anomalies = pipeline.parser.anomalies.names
+        }
+        let route = exchange.route?.name ?? "none"
+        let failure = exchange.failure
+        metrics.update { state in
+            state.uploadsInFlight -= 1
+            state.requests[route + "\u{1F}" + String(status), default: 0] += 1
+            state.bytesIn += Int(exchange.bytesIn)
+            state.bytesOut += Int(exchange.bytesOut)
+            state.parts += parts.count
+            state.files += parts.filter { $0.originalFilename != nil }.count
+            let renamed = parts.filter(\.renamed).count
+            let dropped = parts.filter(\.dropped).count
+            let overrides = parts.filter {
+                $0.sniffedType != nil && $0.contentType == $0.sniffedType && $0.declaredType != $0.sniffedType
+            }.count
+            if renamed > 0 { state.ruleActions["renamed", default: 0] += renamed }
+            if dropped > 0 { state.ruleActions["dropped", default: 0] += dropped }
+            if injected > 0 { state.ruleActions["injected", default: 0] += injected }
+            if overrides > 0 { state.ruleActions["sniff_override", default: 0] += overrides }
+            if failure?.kind == .unsupportedMediaType { state.ruleActions["type_rejected", default: 0] += 1 }
+            if let limit = failure?.limit { state.limitRejections[limit, default: 0] += 1 }
+            for flag in anomalies { state.anomalies[flag, default: 0] += 1 }
+            switch failure?.kind {
+            case .upstreamUnreachable?: state.upstreamErrors["unreachable", default: 0] += 1
+            case .upstreamTimeout?: state.upstreamErrors["timeout", default: 0] += 1
+            case .upstreamBroken?: state.upstreamErrors["broken", default: 0] += 1
+            default: break
+            }
+            state.requestDuration.observe(Double(now - exchange.startedAt) / 1000)
+            if let upstream = exchange.upstreamMilliseconds {
+                state.upstreamDuration.observe(Double(upstream) / 1000)
+            }
+        }
+    }
+
+    func logEarly(status: Int, client: SocketAddress, error: ProxyError) {
+        log.writeEarly(status: status, client: client, error: error.detail)
+        metrics.update { state in
+            state.requests["none\u{1F}" + String(status), default: 0] += 1
+            if let limit = error.limit { state.limitRejections[limit, default: 0] += 1 }
+        }
     }
 
     /// Runs the loop on the calling thread until `stop()`.
@@ -140,26 +197,53 @@ public final class ProxyServer: @unchecked Sendable {
     private var workers: [Worker] = []
     private var threads: [pthread_t] = []
     let config: ServerConfig
+    /// Counters for `/metrics`.
+    let metrics: Metrics
 
     /// Binds every worker's listener (so errors surface before serving).
     public init(config: ServerConfig) throws(EventLoopError) {
         self.config = config
         let count = config.effectiveWorkers
         let log = AccessLog(destination: config.accessLog)
+        let metrics = Metrics()
+        self.metrics = metrics
         var address = try SocketAddress(parsing: config.listen)
         for _ in 0..<count {
-            let worker = try Worker(config: config, workers: count, log: log, address: address)
+            let worker = try Worker(
+                config: config, workers: count, log: log, metrics: metrics, address: address)
             // With port 0 the first listener picks a port; the others join it (SO_REUSEPORT).
             if let bound = worker.address { address = bound }
             workers.append(worker)
+        }
+        if let adminListen = config.admin {
+            admin = try AdminServer(
+                address: try SocketAddress(parsing: adminListen), metrics: metrics, upstream: config.upstream)
         }
     }
 
     /// The address clients connect to.
     public var address: SocketAddress? { workers.first?.address }
 
-    /// Starts each worker's loop on its own thread.
+    private var admin: AdminServer?
+    private var adminThread: pthread_t?
+
+    /// The admin listener's address, when `admin:` is set.
+    public var adminAddress: SocketAddress? { admin?.address }
+
+    /// Starts each worker's loop on its own thread (and the admin listener's).
     public func start() {
+        if let admin {
+            let box = Unmanaged.passRetained(admin)
+            var thread = pthread_t()
+            pthread_create(
+                &thread, nil,
+                { context in
+                    let admin = Unmanaged<AdminServer>.fromOpaque(context!).takeRetainedValue()
+                    admin.base.run()
+                    return nil
+                }, box.toOpaque())
+            adminThread = thread
+        }
         for worker in workers {
             let box = Unmanaged.passRetained(WorkerBox(worker, server: self))
             var thread = pthread_t()
@@ -186,6 +270,13 @@ public final class ProxyServer: @unchecked Sendable {
     /// (The listen address and worker count are not changed by a reload.)
     public func reload(_ config: ServerConfig) {
         for worker in workers { worker.send(.reload(config)) }
+        admin?.upstream.withLock { $0 = config.upstream }
+        metrics.update { $0.reloads += 1 }
+    }
+
+    /// Counts a refused reload (the running configuration stays).
+    public func reloadRefused() {
+        metrics.update { $0.reloadFailures += 1 }
     }
 
     /// Stops accepting, lets requests in flight finish, and returns when every worker is idle

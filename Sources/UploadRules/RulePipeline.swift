@@ -16,6 +16,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         public var contentType: String?
         public var bytes: Int64 = 0
         public var dropped = false
+        /// The field was renamed by `rename_fields`.
+        public var renamed = false
         public var digests: [(DigestAlgorithm, String)] = []
     }
 
@@ -62,6 +64,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         var name: String
         var values: TemplateValues
         var safeName: String
+        var renamed: Bool
     }
 
     /// Creates a pipeline for one request.
@@ -183,7 +186,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 values.basename = safe
             }
         }
-        let part = HeldPart(head: head, name: name, values: values, safeName: safe)
+        let part = HeldPart(head: head, name: name, values: values, safeName: safe, renamed: name != original)
         if head.isFile, rules.sniff != nil {
             held = part
             lookahead.removeAll(keepingCapacity: true)
@@ -275,7 +278,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         records.append(
             PartRecord(
                 name: part.name, filename: finalFilename, originalFilename: part.head.filenameString,
-                declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"]))
+                declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"],
+                renamed: part.renamed))
         digests = part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
     }
 

@@ -123,7 +123,8 @@ func runProxy(_ arguments: [String]) -> Never {
     server.start()
     FileHandleStderr.write(
         "formgate \(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
-            + "\(config.effectiveWorkers) workers\n")
+            + "\(config.effectiveWorkers) workers"
+            + (server.adminAddress.map { ", admin on \($0)" } ?? "") + "\n")
     var current = config
     while true {
         var received: Int32 = 0
