@@ -94,7 +94,8 @@ import Testing
         #expect(metrics["formgate_upstream_errors_total{kind=\"unreachable\"}"] == 1)
         #expect(metrics["formgate_request_duration_seconds_count"] == 7)
         #expect(metrics["formgate_uploads_in_flight"] == 0)
-        #expect(metrics["formgate_files_total"] == 4)  // 3 good + the one over its limit (refused types never begin)
+        // 3 good files and the one over its limit (parts of a refused type never begin).
+        #expect(metrics["formgate_files_total"] == 4)
         let log = proxy.accessLog(atLeast: 7)
         #expect(log.count == 7)
         let good = log.filter { $0["status"] as? Int == 200 }
