@@ -7,22 +7,17 @@ import HTTPCore
     import Glibc
 #endif
 
-/// One JSON line per request (DESIGN.md's access log fields), to stdout, stderr or a file.
-/// Secrets never appear: no header values are logged.
+/// One JSON line per request (DESIGN.md's access log fields), to stdout, stderr or a file,
+/// written by a `LogWriter` thread. Secrets never appear: no header values are logged.
 final class AccessLog: @unchecked Sendable {
-    private let descriptor: Int32
+    let writer: LogWriter
 
     init(destination: String) {
-        switch destination {
-        case "off": descriptor = -1
-        case "stdout": descriptor = 1
-        case "stderr": descriptor = 2
-        default: descriptor = open(destination, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        }
+        writer = LogWriter(destination: destination)
     }
 
     func write(exchange: Exchange, status: Int, client: SocketAddress, now: Int64) {
-        guard descriptor >= 0 else { return }
+        guard writer.isEnabled else { return }
         var fields: [(String, String)] = [
             ("time", jsonString(timestamp())),
             ("id", jsonString(exchange.requestID)),
@@ -66,7 +61,7 @@ final class AccessLog: @unchecked Sendable {
     }
 
     func writeEarly(status: Int, client: SocketAddress, error: String) {
-        guard descriptor >= 0 else { return }
+        guard writer.isEnabled else { return }
         emit([
             ("time", jsonString(timestamp())), ("client", jsonString(client.host)), ("status", "\(status)"),
             ("error", jsonString(error)),
@@ -74,8 +69,7 @@ final class AccessLog: @unchecked Sendable {
     }
 
     private func emit(_ fields: [(String, String)]) {
-        var line = "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
-        line.withUTF8 { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        writer.enqueue("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
     }
 
     private func timestamp() -> String {

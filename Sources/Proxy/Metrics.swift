@@ -36,6 +36,8 @@ final class Metrics: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Reads the access log's dropped-line count at scrape time.
+    nonisolated(unsafe) var droppedLogLines: @Sendable () -> Int = { 0 }
 
     func update(_ body: (inout State) -> Void) {
         state.withLock { body(&$0) }
@@ -105,6 +107,10 @@ final class Metrics: Sendable {
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
         family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.")
         out += "formgate_uploads_in_flight \(snapshot.uploadsInFlight)\n"
+        family(
+            "formgate_log_dropped_lines_total", "counter",
+            "Access-log lines dropped because the log could not keep up.")
+        out += "formgate_log_dropped_lines_total \(droppedLogLines())\n"
         family("formgate_config_reloads_total", "counter", "Configuration reloads, by result.")
         out += "formgate_config_reloads_total{result=\"ok\"} \(snapshot.reloads)\n"
         out += "formgate_config_reloads_total{result=\"refused\"} \(snapshot.reloadFailures)\n"

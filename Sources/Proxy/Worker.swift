@@ -199,13 +199,16 @@ public final class ProxyServer: @unchecked Sendable {
     let config: ServerConfig
     /// Counters for `/metrics`.
     let metrics: Metrics
+    private let accessLog: AccessLog
 
     /// Binds every worker's listener (so errors surface before serving).
     public init(config: ServerConfig) throws(EventLoopError) {
         self.config = config
         let count = config.effectiveWorkers
         let log = AccessLog(destination: config.accessLog)
+        accessLog = log
         let metrics = Metrics()
+        metrics.droppedLogLines = { log.writer.dropped }
         self.metrics = metrics
         var address = try SocketAddress(parsing: config.listen)
         for _ in 0..<count {
@@ -272,6 +275,16 @@ public final class ProxyServer: @unchecked Sendable {
         for worker in workers { worker.send(.reload(config)) }
         admin?.upstream.withLock { $0 = config.upstream }
         metrics.update { $0.reloads += 1 }
+    }
+
+    /// Reopens the access log file (SIGUSR1, after logrotate moved it).
+    public func reopenLogs() {
+        accessLog.writer.reopen()
+    }
+
+    /// Writes the access log lines still queued (before exiting).
+    public func flushLogs() {
+        accessLog.writer.flushAndStop()
     }
 
     /// Counts a refused reload (the running configuration stays).

@@ -112,7 +112,7 @@ func runProxy(_ arguments: [String]) -> Never {
     signal(SIGPIPE, SIG_IGN)
     var signals = sigset_t()
     sigemptyset(&signals)
-    for value in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, value) }
+    for value in [SIGTERM, SIGINT, SIGHUP, SIGUSR1] { sigaddset(&signals, value) }
     pthread_sigmask(SIG_BLOCK, &signals, nil)
     let server: ProxyServer
     do throws(EventLoopError) {
@@ -129,6 +129,10 @@ func runProxy(_ arguments: [String]) -> Never {
     while true {
         var received: Int32 = 0
         sigwait(&signals, &received)
+        if received == SIGUSR1 {
+            server.reopenLogs()
+            continue
+        }
         if received == SIGHUP {
             switch ConfigLoader.load(path: configPath) {
             case .success(var next):
@@ -149,6 +153,7 @@ func runProxy(_ arguments: [String]) -> Never {
         }
         FileHandleStderr.write("formgate: draining (up to \(current.timeouts.drain) ms)\n")
         let finished = server.drain(milliseconds: current.timeouts.drain)
+        server.flushLogs()
         FileHandleStderr.write(finished ? "formgate: stopped\n" : "formgate: drain timeout, exiting\n")
         exit(0)
     }

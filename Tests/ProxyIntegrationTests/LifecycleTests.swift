@@ -122,4 +122,26 @@ import Testing
         #expect(proxy.process.terminationStatus == 0)
         #expect(proxy.stderr.contains("formgate: stopped"))
     }
+
+    @Test func sigusr1ReopensTheAccessLogAndLosesNothing() throws {
+        let upstream = try startDemoUpstream()
+        let directory = NSTemporaryDirectory() + "formgate-logs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let log = directory + "/access.log"
+        let proxy = try startProxy("upstream: \(upstream.url)\n", accessLog: log)
+        func lines(_ path: String) -> Int {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+        for _ in 0..<30 { #expect(try upload(port: proxy.port, payload: 10).status == 200) }
+        var deadline = Date().addingTimeInterval(5)
+        while lines(log) < 30, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
+        kill(proxy.pid, SIGUSR1)
+        Thread.sleep(forTimeInterval: 0.2)
+        for _ in 0..<20 { #expect(try upload(port: proxy.port, payload: 10).status == 200) }
+        deadline = Date().addingTimeInterval(5)
+        while lines(log) < 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(lines(log + ".1") == 30)
+        #expect(lines(log) == 20)
+    }
 }

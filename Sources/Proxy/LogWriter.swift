@@ -1,0 +1,128 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes log lines on its own thread so a slow disk or a full pipe never stalls an event
+/// loop: loops enqueue into a bounded buffer (4 MiB) and a line that does not fit is dropped
+/// and counted. `reopen()` (SIGUSR1) reopens a file destination, for logrotate.
+final class LogWriter: @unchecked Sendable {
+    private struct Queue {
+        var lines: [[UInt8]] = []
+        var bytes = 0
+        var dropped = 0
+        var reopen = false
+        var stopping = false
+    }
+
+    static let capacity = 4 << 20
+    private let queue = Mutex(Queue())
+    private let path: String?
+    private var descriptor: Int32
+    private let wakeup: UnsafeMutablePointer<sem_t>
+    private var thread = pthread_t()
+
+    /// `stdout`, `stderr`, `off` or a file path (opened for appending, created 0644).
+    init(destination: String) {
+        switch destination {
+        case "off":
+            descriptor = -1
+            path = nil
+        case "stdout":
+            descriptor = 1
+            path = nil
+        case "stderr":
+            descriptor = 2
+            path = nil
+        default:
+            path = destination
+            descriptor = open(destination, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        }
+        wakeup = .allocate(capacity: 1)
+        sem_init(wakeup, 0, 0)
+        guard descriptor >= 0 || path != nil else { return }
+        let box = Unmanaged.passRetained(self)
+        pthread_create(
+            &thread, nil,
+            { context in
+                let writer = Unmanaged<LogWriter>.fromOpaque(context!).takeRetainedValue()
+                writer.run()
+                return nil
+            }, box.toOpaque())
+    }
+
+    /// Whether lines are written at all.
+    var isEnabled: Bool { descriptor >= 0 || path != nil }
+
+    /// Queues one line (a trailing newline is added); never blocks on I/O.
+    func enqueue(_ line: String) {
+        guard isEnabled else { return }
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        let accepted = queue.withLock { queue -> Bool in
+            guard queue.bytes + bytes.count <= Self.capacity else {
+                queue.dropped += 1
+                return false
+            }
+            queue.lines.append(bytes)
+            queue.bytes += bytes.count
+            return true
+        }
+        if accepted { sem_post(wakeup) }
+    }
+
+    /// Lines dropped because the buffer was full.
+    var dropped: Int { queue.withLock { $0.dropped } }
+
+    /// Reopens the file (after logrotate moved it); lines queued before go to the old one.
+    func reopen() {
+        queue.withLock { $0.reopen = true }
+        sem_post(wakeup)
+    }
+
+    /// Writes what is queued and stops the thread.
+    func flushAndStop() {
+        queue.withLock { $0.stopping = true }
+        sem_post(wakeup)
+        pthread_join(thread, nil)
+    }
+
+    private func run() {
+        while true {
+            sem_wait(wakeup)
+            let (lines, reopen, stopping) = queue.withLock { queue in
+                defer {
+                    queue.lines.removeAll(keepingCapacity: true)
+                    queue.bytes = 0
+                    queue.reopen = false
+                }
+                return (queue.lines, queue.reopen, queue.stopping)
+            }
+            for line in lines { writeAll(line) }
+            if reopen, let path {
+                let fresh = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+                if fresh >= 0 {
+                    if descriptor >= 0 { close(descriptor) }
+                    descriptor = fresh
+                }
+            }
+            if stopping { return }
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) {
+        guard descriptor >= 0 else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.write(descriptor, $0.baseAddress, $0.count)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
