@@ -9,7 +9,7 @@ BENCH_PACKAGES :=
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: all build test lint format deps bench run clean
+.PHONY: all build release test lint format deps bench run clean
 
 all: build
 
@@ -18,6 +18,10 @@ deps:
 
 build: deps
 	swift build $(SWIFT_FLAGS)
+
+# The release binary the Docker image ships (Swift runtime linked statically).
+release: deps
+	swift build -c release $(SWIFT_FLAGS) --static-swift-stdlib --product formgate
 
 lint:
 	swift format lint --strict --recursive $(FORMAT_PATHS)
