@@ -29,7 +29,7 @@ lint:
 format:
 	swift format format --in-place --recursive $(FORMAT_PATHS)
 
-test: deps lint
+test: deps lint release
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
 

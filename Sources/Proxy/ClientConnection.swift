@@ -117,6 +117,12 @@ final class ClientConnection: BufferedSocketDelegate {
     func fail(_ error: ProxyError) {
         guard !closed else { return }
         abortUpstream()
+        if error.status >= 500 {
+            ErrorLog.shared.write(
+                .warn,
+                "\(error.status) for \(peer.host) \(exchange?.head.method ?? "-") \(exchange.map { String($0.head.path) } ?? "-"): \(error.detail)"
+            )
+        }
         if let exchange {
             exchange.error = error.detail
             exchange.failure = error

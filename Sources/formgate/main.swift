@@ -121,16 +121,18 @@ func runProxy(_ arguments: [String]) -> Never {
         fail("\(error)")
     }
     server.start()
-    FileHandleStderr.write(
-        "formgate \(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
-            + "\(config.effectiveWorkers) workers"
-            + (server.adminAddress.map { ", admin on \($0)" } ?? "") + "\n")
+    let log = ErrorLog.shared
+    log.write(
+        .info,
+        "\(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
+            + "\(config.effectiveWorkers) workers" + (server.adminAddress.map { ", admin on \($0)" } ?? ""))
     var current = config
     while true {
         var received: Int32 = 0
         sigwait(&signals, &received)
         if received == SIGUSR1 {
             server.reopenLogs()
+            log.write(.info, "access log reopened")
             continue
         }
         if received == SIGHUP {
@@ -139,22 +141,22 @@ func runProxy(_ arguments: [String]) -> Never {
                 if let listen { next.listen = listen }
                 if let upstream, let url = UpstreamURL(parsing: upstream) { next.upstream = url }
                 if next.listen != current.listen || next.workers != current.workers {
-                    FileHandleStderr.write(
-                        "formgate: reload: listen and workers take effect at the next start\n")
+                    log.write(.warn, "reload: listen and workers take effect at the next start")
                 }
                 server.reload(next)
                 current = next
-                FileHandleStderr.write("formgate: configuration reloaded from \(configPath)\n")
+                log.write(.info, "configuration reloaded from \(configPath)")
             case .failure(let errors):
-                FileHandleStderr.write(
-                    "formgate: reload refused, keeping the running configuration:\n\(errors)\n")
+                server.reloadRefused()
+                log.write(.error, "reload refused, keeping the running configuration:\n\(errors)")
             }
             continue
         }
-        FileHandleStderr.write("formgate: draining (up to \(current.timeouts.drain) ms)\n")
+        log.write(.info, "draining (up to \(current.timeouts.drain) ms)")
         let finished = server.drain(milliseconds: current.timeouts.drain)
         server.flushLogs()
-        FileHandleStderr.write(finished ? "formgate: stopped\n" : "formgate: drain timeout, exiting\n")
+        log.write(finished ? .info : .warn, finished ? "stopped" : "drain timeout, exiting")
+        log.flush()
         exit(0)
     }
 }

@@ -50,11 +50,12 @@ import Testing
                 for _ in 0..<50 {
                     let result = (try? self.upload(port: port, payload: 20_000)) ?? (0, nil)
                     results.withLock { $0.append(result) }
+                    Thread.sleep(forTimeInterval: 0.2)  // 200 uploads over about 10 s
                 }
             }
         }
         for thread in load { thread.start() }
-        Thread.sleep(forTimeInterval: 0.3)
+        Thread.sleep(forTimeInterval: 5)
         try Self.config(upstream: upstream.url, version: "2").write(
             toFile: path, atomically: true, encoding: .utf8)
         kill(proxy.pid, SIGHUP)
@@ -120,7 +121,7 @@ import Testing
         #expect(response.head.contains("Connection: close"))
         proxy.process.waitUntilExit()
         #expect(proxy.process.terminationStatus == 0)
-        #expect(proxy.stderr.contains("formgate: stopped"))
+        #expect(proxy.stderr.contains("[info] formgate: stopped"))
     }
 
     @Test func sigusr1ReopensTheAccessLogAndLosesNothing() throws {
