@@ -7,6 +7,8 @@
 public struct ChunkedDecoder: Sendable {
     enum State: Equatable, Sendable {
         case size
+        /// Whitespace after the size: only a `;` (an extension) may follow (RFC 9112 BWS).
+        case sizeWhitespace
         case extensions
         case sizeLF
         case data
@@ -85,12 +87,22 @@ public struct ChunkedDecoder: Sendable {
                 guard digits <= 15 else { throw HTTP1Error(.invalidChunkSize, at: offset) }
                 size = size << 4 | Int64(value)
                 lineBytes += 1
-            } else if digits > 0 && (byte == UInt8(ascii: ";") || byte == 0x20 || byte == 0x09) {
+            } else if digits > 0 && byte == UInt8(ascii: ";") {
                 state = .extensions
+                try countLine(at: offset)
+            } else if digits > 0 && (byte == 0x20 || byte == 0x09) {
+                state = .sizeWhitespace
                 try countLine(at: offset)
             } else if digits > 0 && byte == 0x0D {
                 state = .sizeLF
             } else {
+                throw HTTP1Error(.invalidChunkSize, at: offset)
+            }
+        case .sizeWhitespace:
+            try countLine(at: offset)
+            if byte == UInt8(ascii: ";") {
+                state = .extensions
+            } else if byte != 0x20 && byte != 0x09 {
                 throw HTTP1Error(.invalidChunkSize, at: offset)
             }
         case .extensions:

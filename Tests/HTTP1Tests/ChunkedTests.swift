@@ -40,6 +40,8 @@ import Testing
         ("+5\r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
         ("0x5\r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
         ("5\nhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("5 \r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
+        ("5\t\r\nhello\r\n0\r\n\r\n", .invalidChunkSize),
         ("5\r\rhello\r\n0\r\n\r\n", .invalidChunkSize),
         ("1000000000000000\r\n", .invalidChunkSize),
         ("5;a\nb\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension),
