@@ -9,7 +9,10 @@ BENCH_PACKAGES :=
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: all build release test lint format deps bench run clean
+.PHONY: all build release test lint format deps bench run fuzz clean
+
+# Seconds per fuzz target: `make test` runs 30, `make fuzz` as long as you like.
+FUZZ_SECONDS ?= 600
 
 all: build
 
@@ -32,6 +35,10 @@ format:
 test: deps lint release
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
+	scripts/fuzz.sh 30
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: deps
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)

@@ -21,23 +21,29 @@ extension MultipartParser {
             let lineEnd = newline.map { UnsafeRawPointer($0) - base } ?? buffer.count
             let room = limits.partHeaderBytes - headerBytes
             let taken = lineEnd - index + (newline == nil ? 0 : 1)
+            // Errors are reported at the earliest offending byte, so every split of the input
+            // gives the same one: a CR held from the previous read, then a stray CR within the
+            // limit, then the limit itself.
+            if lineEnd > index, headerLineCR {
+                throw MultipartError(.controlCharacterInHeader, at: offset(index) - 1)
+            }
+            let allowed = min(lineEnd, index + room)
+            var crAtEnd = false
+            if allowed > index, let cr = memchr(base + index, 0x0D, allowed - index) {
+                let position = UnsafeRawPointer(cr) - base
+                guard lineEnding == .crlf, position == lineEnd - 1 else {
+                    throw MultipartError(.controlCharacterInHeader, at: offset(position))
+                }
+                crAtEnd = true
+            }
             guard taken <= room else {
                 throw MultipartError(.limitExceeded(.partHeaderBytes), at: offset(index + room))
             }
             headerBytes += taken
             if lineEnd > index {
-                if headerLineCR { throw MultipartError(.controlCharacterInHeader, at: offset(index) - 1) }
-                let run = UnsafeRawBufferPointer(rebasing: buffer[index..<lineEnd])
-                var kept = run.count
-                if let cr = memchr(run.baseAddress!, 0x0D, run.count) {
-                    let position = UnsafeRawPointer(cr) - run.baseAddress!
-                    guard lineEnding == .crlf, position == run.count - 1 else {
-                        throw MultipartError(.controlCharacterInHeader, at: offset(index + position))
-                    }
-                    headerLineCR = true
-                    kept -= 1
-                }
-                headerLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: run[..<kept]))
+                let kept = lineEnd - (crAtEnd ? 1 : 0)
+                headerLineCR = crAtEnd
+                headerLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index..<kept]))
             }
             guard newline != nil else { return buffer.count }
             guard headerLineCR == (lineEnding == .crlf) else {

@@ -1,0 +1,27 @@
+// swift-tools-version: 6.0
+// Fuzz targets for FormGate's parsers (libFuzzer). Built only by `make fuzz` / `make test`:
+//   swift build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address
+import PackageDescription
+
+let package = Package(
+    name: "FormGateFuzz",
+    dependencies: [.package(name: "FormGate", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "FuzzMultipart",
+            dependencies: [
+                .product(name: "HTTPCore", package: "FormGate"), .product(name: "MultipartParsing", package: "FormGate"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzHeaderValues", dependencies: [.product(name: "HTTPCore", package: "FormGate")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzHTTPHead", dependencies: [.product(name: "HTTP1", package: "FormGate")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzChunked", dependencies: [.product(name: "HTTP1", package: "FormGate")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+    ],
+    swiftLanguageModes: [.v6]
+)

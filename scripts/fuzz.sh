@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds FormGate's libFuzzer targets (Fuzz/, ASan) and runs each for SECONDS (default 30),
+# seeded from Fuzz/Seeds/<target> and Fuzz/Regressions (crashes found become files there:
+# commit them). Prints executions and crashes per target; exits 1 on any crash.
+set -euo pipefail
+seconds=${1:-30}
+cd "$(dirname "$0")/.."
+swift build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address --build-path .build/fuzz 2>&1 | grep -E "error|warning: .*FormGate|Build complete" || true
+targets=(FuzzMultipart FuzzHeaderValues FuzzHTTPHead FuzzChunked)
+failed=0
+report=".build/fuzz-report.txt"
+: > "$report"
+printf '%-18s %14s %8s %8s\n' target executions seconds crashes | tee -a "$report"
+for target in "${targets[@]}"; do
+    corpus=".build/fuzz-corpus/$target"
+    mkdir -p "$corpus"
+    log=".build/fuzz-$target.log"
+    set +e
+    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" -max_total_time="$seconds" -max_len=8192 \
+        -timeout=10 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target-" -print_final_stats=1 >"$log" 2>&1
+    status=$?
+    set -e
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    crashes=0
+    if [ $status -ne 0 ]; then
+        crashes=1
+        failed=1
+        tail -30 "$log"
+    fi
+    printf '%-18s %14s %8s %8s\n' "$target" "${runs:-0}" "$seconds" "$crashes" | tee -a "$report"
+done
+echo "fuzz: ${#targets[@]} targets, $([ $failed -eq 0 ] && echo 0 || echo '>0') crashes (report in $report)"
+exit $failed
