@@ -7,7 +7,7 @@ TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg
 BENCH_PACKAGES :=
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
-FORMAT_PATHS := Package.swift Sources Tests
+FORMAT_PATHS := Package.swift Sources Tests Fuzz
 
 .PHONY: all build release test lint format deps bench run fuzz clean
 

@@ -10,7 +10,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzMultipart",
             dependencies: [
-                .product(name: "HTTPCore", package: "FormGate"), .product(name: "MultipartParsing", package: "FormGate"),
+                .product(name: "HTTPCore", package: "FormGate"),
+                .product(name: "MultipartParsing", package: "FormGate"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(

@@ -29,7 +29,8 @@ public func fuzzHTTPHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         splitFailed = true
     }
-    precondition(wholeFailed == splitFailed && wholeEnd == splitEnd, "head scanning differs across a split at \(cut)")
+    precondition(
+        wholeFailed == splitFailed && wholeEnd == splitEnd, "head scanning differs across a split at \(cut)")
     if let request = try? HeadParser.parseRequest(input) {
         // Serialized heads always say HTTP/1.1 (what the upstream gets, with a Host the proxy
         // sets); the rest must survive.

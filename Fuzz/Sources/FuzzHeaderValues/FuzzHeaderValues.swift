@@ -25,7 +25,8 @@ public func fuzzHeaderValues(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
             }
         }
         precondition(reparsed?.name == written(disposition.name), "name does not survive serialization")
-        precondition(reparsed?.filename == written(disposition.filename), "filename does not survive serialization")
+        precondition(
+            reparsed?.filename == written(disposition.filename), "filename does not survive serialization")
     }
     return 0
 }

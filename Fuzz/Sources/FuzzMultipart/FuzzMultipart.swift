@@ -27,7 +27,8 @@ struct Recorder: MultipartEventHandler {
     var content: [UInt8] = []
     mutating func handle(_ event: MultipartEvent) {
         switch event {
-        case .partBegin(let head): outcome.events.append("begin \(head.nameString) \(head.filenameString ?? "-")")
+        case .partBegin(let head):
+            outcome.events.append("begin \(head.nameString) \(head.filenameString ?? "-")")
         case .body(let bytes): content += bytes
         case .partEnd:
             outcome.events.append("content \(content)")
@@ -40,7 +41,8 @@ struct Recorder: MultipartEventHandler {
 func run(_ body: [UInt8], cuts: [Int]) -> Outcome {
     var recorder = Recorder()
     do throws(MultipartError) {
-        var parser = try MultipartParser(boundary: "b0undary", limits: MultipartLimits(parts: 50, partHeaderBytes: 512))
+        var parser = try MultipartParser(
+            boundary: "b0undary", limits: MultipartLimits(parts: 50, partHeaderBytes: 512))
         var start = 0
         for cut in cuts + [body.count] where cut >= start {
             try parser.feed(Array(body[start..<cut]), into: &recorder)
