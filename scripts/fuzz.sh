@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds FormGate's libFuzzer targets (Fuzz/, ASan) and runs each for SECONDS (default 30),
-# seeded from Fuzz/Seeds/<target> and Fuzz/Regressions (crashes found become files there:
-# commit them). Prints executions and crashes per target; exits 1 on any crash.
+# seeded from Fuzz/Seeds/<target> and Fuzz/Regressions/<target> (crashes found are written
+# there: commit them, and they are replayed on every run). Prints executions and crashes per target; exits 1 on any crash.
 set -euo pipefail
 seconds=${1:-30}
 cd "$(dirname "$0")/.."
@@ -16,8 +16,8 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus"
     log=".build/fuzz-$target.log"
     set +e
-    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" -max_total_time="$seconds" -max_len=8192 \
-        -timeout=10 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target-" -print_final_stats=1 >"$log" 2>&1
+    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" -max_total_time="$seconds" \
+        -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)

@@ -3,16 +3,16 @@ import Testing
 
 @testable import MultipartParsing
 
-/// Inputs the fuzzers found (Fuzz/Regressions/FuzzMultipart-*: 4 bytes of split points, then
+/// Inputs the fuzzers found (Fuzz/Regressions/FuzzMultipart/: 4 bytes of split points, then
 /// the body): every split must give the same result.
 @Suite struct FuzzRegressionTests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fuzz/Regressions")
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/Regressions/FuzzMultipart")
 
     static var inputs: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-            .filter { $0.hasPrefix("FuzzMultipart-") }.sorted()
+            .filter { !$0.hasPrefix(".") }.sorted()
     }
 
     @Test(arguments: inputs)

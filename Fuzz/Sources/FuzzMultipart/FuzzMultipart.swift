@@ -18,8 +18,15 @@ public func fuzzMultipart(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 struct Outcome: Equatable {
-    var events: [String] = []
-    var error: String?
+    enum Event: Equatable {
+        case begin(name: [UInt8], filename: [UInt8]?)
+        case content([UInt8])
+        case end
+        case anomalies(UInt32)
+    }
+
+    var events: [Event] = []
+    var error: MultipartError?
 }
 
 struct Recorder: MultipartEventHandler {
@@ -27,13 +34,12 @@ struct Recorder: MultipartEventHandler {
     var content: [UInt8] = []
     mutating func handle(_ event: MultipartEvent) {
         switch event {
-        case .partBegin(let head):
-            outcome.events.append("begin \(head.nameString) \(head.filenameString ?? "-")")
+        case .partBegin(let head): outcome.events.append(.begin(name: head.name, filename: head.filename))
         case .body(let bytes): content += bytes
         case .partEnd:
-            outcome.events.append("content \(content)")
+            outcome.events.append(.content(content))
             content = []
-        case .end: outcome.events.append("end")
+        case .end: outcome.events.append(.end)
         }
     }
 }
@@ -44,16 +50,27 @@ func run(_ body: [UInt8], cuts: [Int]) -> Outcome {
         var parser = try MultipartParser(
             boundary: "b0undary", limits: MultipartLimits(parts: 50, partHeaderBytes: 512))
         var start = 0
-        for cut in cuts + [body.count] where cut >= start {
-            try parser.feed(Array(body[start..<cut]), into: &recorder)
-            start = cut
+        var failure: MultipartError?
+        body.withUnsafeBytes { all in
+            for cut in cuts + [body.count] where cut >= start && failure == nil {
+                do throws(MultipartError) {
+                    try parser.feed(UnsafeRawBufferPointer(rebasing: all[start..<cut]), into: &recorder)
+                } catch {
+                    failure = error
+                }
+                start = cut
+            }
         }
+        if let failure { throw failure }
         try parser.finish(into: &recorder)
-        recorder.outcome.events.append("anomalies \(parser.anomalies)")
+        recorder.outcome.events.append(.anomalies(parser.anomalies.rawValue))
     } catch {
         // Content delivered before an error depends on the splits; the error does not.
-        recorder.outcome.events = recorder.outcome.events.filter { $0.hasPrefix("begin") }
-        recorder.outcome.error = "\(error)"
+        recorder.outcome.events = recorder.outcome.events.filter {
+            if case .begin = $0 { return true }
+            return false
+        }
+        recorder.outcome.error = error
     }
     return recorder.outcome
 }
