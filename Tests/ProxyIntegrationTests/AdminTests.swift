@@ -94,8 +94,10 @@ import Testing
         #expect(metrics["formgate_upstream_errors_total{kind=\"unreachable\"}"] == 1)
         #expect(metrics["formgate_request_duration_seconds_count"] == 7)
         #expect(metrics["formgate_uploads_in_flight"] == 0)
-        // 3 good files and the one over its limit (parts of a refused type never begin).
-        #expect(metrics["formgate_files_total"] == 4)
+        // The 3 good files; the one over its limit counts only if its head was released (the sniff
+        // window filled) before the limit tripped, which depends on how the bytes were read.
+        // Parts of a refused type never begin.
+        #expect([3, 4].contains(metrics["formgate_files_total"] ?? 0))
         let log = proxy.accessLog(atLeast: 7)
         #expect(log.count == 7)
         let good = log.filter { $0["status"] as? Int == 200 }
