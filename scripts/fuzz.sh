@@ -29,5 +29,7 @@ for target in "${targets[@]}"; do
     fi
     printf '%-18s %14s %8s %8s\n' "$target" "${runs:-0}" "$seconds" "$crashes" | tee -a "$report"
 done
-echo "fuzz: ${#targets[@]} targets, $([ $failed -eq 0 ] && echo 0 || echo '>0') crashes (report in $report)"
+crashed=$(awk 'NR > 1 && $4 > 0' "$report" | wc -l)
+echo "fuzz report: $report"
+echo "fuzz: $(( ${#targets[@]} - crashed )) passed, $crashed failed"
 exit $failed

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// HTTP/1.1 behaviour on both sides: keep-alive and pooling, pipelining, 100-continue,
 /// bodiless and close-delimited responses, hop-by-hop fields.
 @Suite(.serialized) struct ProtocolTests {
@@ -134,5 +138,26 @@ import Testing
         let response = try #require(client.readResponse())
         #expect(response.status == 405)
         #expect(try jsonObject(Data(response.body))["status"] as? Int == 405)
+    }
+
+    /// Past `limits.connections`, new clients wait in the listen backlog while established ones
+    /// keep being served; a freed slot lets the waiting one in.
+    @Test func connectionCapQueuesNewClients() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\nlimits: { connections: 3 }\n", workers: 1)
+        let held = try (0..<3).map { _ in try RawClient(port: proxy.port) }
+        Thread.sleep(forTimeInterval: 0.2)
+        let waiting = try RawClient(port: proxy.port)
+        waiting.send("GET /late HTTP/1.1\r\nHost: t\r\n\r\n")
+        held[0].send("GET /served HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(held[0].readResponse()?.status == 200)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(waiting.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        #expect(recv(waiting.fd, &buffer, buffer.count, 0) < 0, "a client past the cap was served")
+        shutdown(held[2].fd, Int32(SHUT_RDWR))
+        let response = try #require(waiting.readResponse(timeout: 5))
+        #expect(response.status == 200)
+        #expect(try jsonObject(Data(response.body))["path"] as? String == "/late")
     }
 }
