@@ -9,7 +9,7 @@ BENCH_PACKAGES :=
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
 
-.PHONY: all build release test lint format deps bench run fuzz clean
+.PHONY: all build release test lint format deps bench run fuzz robustness clean
 
 # Seconds per fuzz target: `make test` runs 30, `make fuzz` as long as you like.
 FUZZ_SECONDS ?= 600
@@ -39,6 +39,10 @@ test: deps lint release
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# docs/robustness.md from a fuzz run of FUZZ_SECONDS per target and the hostile corpus.
+robustness: fuzz
+	python3 scripts/robustness-report.py
 
 bench: deps
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
