@@ -184,6 +184,10 @@ extension ContentDisposition {
                 throw HTTPCoreError(.invalidExtendedValue, at: offset + index)
             }
         }
+        // Percent-decoding must not smuggle in what a quoted value may not hold (NUL, CR, LF…).
+        if decoded.contains(where: ByteClass.isForbiddenInFieldValue) {
+            throw HTTPCoreError(.controlCharacter, at: offset)
+        }
         if charset == "iso-8859-1" {
             var scalars = String.UnicodeScalarView()
             for byte in decoded { scalars.append(Unicode.Scalar(byte)) }
