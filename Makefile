@@ -38,7 +38,7 @@ test: deps lint release
 	scripts/fuzz.sh 30
 
 fuzz: deps
-	scripts/fuzz.sh $(FUZZ_SECONDS)
+	FUZZ_SEED=0 scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # docs/robustness.md from a fuzz run of FUZZ_SECONDS per target and the hostile corpus.
 robustness: fuzz
