@@ -6,14 +6,15 @@ import Testing
 @Suite(.serialized) struct UpstreamServerTests {
     static let resources = packageRoot.appendingPathComponent("Tests/ProxyIntegrationTests/Resources")
 
-    /// PHP's built-in server running `php_upload.php` on a free port, once it accepts.
+    /// PHP's built-in server running the compose example's `docker/php/upload.php` on a free
+    /// port, once it accepts.
     func startPHP() throws -> (ServerProcess, Int) {
         let probe = try FakeUpstream(.silent)
         let port = probe.port
         probe.stop()
         let server = try ServerProcess(
             try tool("php"),
-            ["-S", "127.0.0.1:\(port)", Self.resources.appendingPathComponent("php_upload.php").path],
+            ["-S", "127.0.0.1:\(port)", packageRoot.appendingPathComponent("docker/php/upload.php").path],
             waitForListening: false)
         for _ in 0..<100 {
             if (try? RawClient(port: port)) != nil { return (server, port) }

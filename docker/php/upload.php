@@ -1,5 +1,5 @@
 <?php
-// A legacy PHP upload endpoint for FormGate's tests: answers with what PHP parsed,
+// A legacy PHP upload endpoint (the compose example, and the tests' PHP upstream): answers with what PHP parsed,
 // $_POST and $_FILES, with a sha256 per file.
 header('Content-Type: application/json');
 $files = [];
