@@ -19,7 +19,7 @@ final class AccessLog: @unchecked Sendable {
     func write(exchange: Exchange, status: Int, client: SocketAddress, now: Int64) {
         guard writer.isEnabled else { return }
         var fields: [(String, String)] = [
-            ("time", jsonString(timestamp())),
+            ("time", jsonString(utcTimestamp(milliseconds: true))),
             ("id", jsonString(exchange.requestID)),
             ("client", jsonString(client.host)),
             ("method", jsonString(exchange.head.method)),
@@ -63,26 +63,13 @@ final class AccessLog: @unchecked Sendable {
     func writeEarly(status: Int, client: SocketAddress, error: String) {
         guard writer.isEnabled else { return }
         emit([
-            ("time", jsonString(timestamp())), ("client", jsonString(client.host)), ("status", "\(status)"),
+            ("time", jsonString(utcTimestamp(milliseconds: true))), ("client", jsonString(client.host)),
+            ("status", "\(status)"),
             ("error", jsonString(error)),
         ])
     }
 
     private func emit(_ fields: [(String, String)]) {
         writer.enqueue("{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
-    }
-
-    private func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var parts = tm()
-        var seconds = now.tv_sec
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int = 2) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(parts.tm_year + 1900)-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T\(pad(parts.tm_hour)):"
-            + "\(pad(parts.tm_min)):\(pad(parts.tm_sec)).\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
     }
 }

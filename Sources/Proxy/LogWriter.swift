@@ -126,3 +126,20 @@ final class LogWriter: @unchecked Sendable {
         }
     }
 }
+
+/// The current UTC time as ISO 8601 (`2026-11-30T22:59:00Z`, or `….123Z` with milliseconds),
+/// for log lines.
+func utcTimestamp(milliseconds: Bool) -> String {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var parts = tm()
+    var seconds = now.tv_sec
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int, _ width: Int = 2) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    let fraction = milliseconds ? "." + pad(now.tv_nsec / 1_000_000, 3) : ""
+    return "\(parts.tm_year + 1900)-\(pad(Int(parts.tm_mon) + 1))-\(pad(Int(parts.tm_mday)))T"
+        + "\(pad(Int(parts.tm_hour))):\(pad(Int(parts.tm_min))):\(pad(Int(parts.tm_sec)))\(fraction)Z"
+}
