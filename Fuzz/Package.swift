@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // Fuzz targets for FormGate's parsers (libFuzzer). Built only by `make fuzz` / `make test`:
-//   swift build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address
+//   swift build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer,address (see scripts/fuzz.sh)
 import PackageDescription
 
 let package = Package(

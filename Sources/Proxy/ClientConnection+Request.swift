@@ -180,6 +180,7 @@ extension ClientConnection {
     func pumpRequestBody() {
         guard let exchange, !closing, !exchange.clientBodyRead else { return }
         let input = socket.input
+        var blocked = false
         while input.count > 0 {
             let target = bodyTarget(exchange)
             let output: EvBuffer?
@@ -189,6 +190,7 @@ extension ClientConnection {
             }
             if let output, output.count > Self.highWater {
                 socket.setReading(false)
+                blocked = true
                 break
             }
             let before = exchange.decoder.payloadBytes
@@ -239,10 +241,14 @@ extension ClientConnection {
             if exchange.decoder.isComplete { return finishRequestBody() }
             if exchange.decoder.payloadBytes == before { break }
         }
+        if clientHalfClosed, !blocked {
+            // A FIN before the body was whole: nothing more will come.
+            return clientGone()
+        }
         if exchange.upstream == nil, exchange.spool == nil {
             connectUpstream()
         } else if input.count == 0 || exchange.spool != nil {
-            socket.setReading(true)
+            resumeReading()
         }
     }
 

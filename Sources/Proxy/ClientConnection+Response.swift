@@ -43,14 +43,14 @@ extension ClientConnection: UpstreamOwner {
         if exchange.clientBodyRead {
             requestFullySent()
         } else {
-            socket.setReading(true)
+            resumeReading()
             pumpRequestBody()
         }
     }
 
     func upstreamWritable(_ upstream: UpstreamConnection) {
         guard let exchange, exchange.upstream === upstream, !exchange.clientBodyRead else { return }
-        socket.setReading(true)
+        resumeReading()
         pumpRequestBody()
     }
 
@@ -227,7 +227,7 @@ extension ClientConnection: UpstreamOwner {
             && exchange.requestSent && !worker.draining
         self.exchange = nil
         guard keepAlive else { return flushAndClose() }
-        socket.setReading(true)
+        resumeReading()
         readRequests()
     }
 }

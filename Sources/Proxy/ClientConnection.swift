@@ -66,18 +66,32 @@ final class ClientConnection: BufferedSocketDelegate {
             }
             return
         }
-        if events.contains(.endOfFile), !events.contains(.error), let exchange, exchange.clientBodyRead {
-            // The client half-closed after sending its whole request: answer, then close.
+        if events.contains(.endOfFile), !events.contains(.error) {
+            // The client half-closed: it may still read. What it sent before the FIN counts;
+            // a response being written (or an error being flushed) still goes out.
             clientHalfClosed = true
             socket.setReading(false)
+            guard let exchange else { return flushAndClose() }
+            if !exchange.clientBodyRead { pumpRequestBody() }
             return
         }
+        clientGone()
+    }
+
+    /// The client closed (or reset) before its request was whole: the upstream gets nothing
+    /// more, the exchange is logged as 499.
+    func clientGone() {
         if let exchange {
             exchange.error = "client closed the connection"
             abortUpstream()
             worker.log(exchange, status: 499, client: peer)
         }
         close()
+    }
+
+    /// Reads from the client again, unless it has half-closed (nothing more will come).
+    func resumeReading() {
+        if !clientHalfClosed { socket.setReading(true) }
     }
 
     // MARK: reading requests
