@@ -142,6 +142,13 @@ public final class BufferedSocket {
         return bufferevent_getfd(raw)
     }
 
+    /// Sends a FIN after what is queued has been written (`shutdown(SHUT_WR)`); reading goes on.
+    /// Call once the output buffer is empty.
+    public func shutdownWrite() {
+        let descriptor = fd
+        if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+    }
+
     /// Turns off Nagle's algorithm (small heads and chunk trailers go out at once).
     public func setNoDelay() {
         let descriptor = fd

@@ -226,7 +226,8 @@ extension ClientConnection: UpstreamOwner {
             exchange.head.keepAlive && exchange.decoder.isComplete && !clientHalfClosed
             && exchange.requestSent && !worker.draining
         self.exchange = nil
-        guard keepAlive else { return flushAndClose() }
+        // An early answer leaves the client still sending its body: linger.
+        guard keepAlive else { return flushAndClose(linger: !exchange.decoder.isComplete) }
         resumeReading()
         readRequests()
     }

@@ -24,7 +24,14 @@ final class ClientConnection: BufferedSocketDelegate {
     var closing = false
     var closed = false
     var clientHalfClosed = false
+    /// After an error answer while the client may still be sending: FIN sent, the rest read
+    /// and discarded until the client closes or `lingerMilliseconds` pass (nginx's
+    /// lingering close), so the client reads the answer instead of a reset.
+    var lingerAfterFlush = false
+    var lingering = false
     var headerTimer: Timer?
+    var lingerTimer: Timer?
+    static let lingerMilliseconds: Int64 = 5_000
 
     init(socket: BufferedSocket, peer: SocketAddress, worker: Worker) {
         self.socket = socket
@@ -42,6 +49,10 @@ final class ClientConnection: BufferedSocketDelegate {
     // MARK: socket events
 
     func socketReadable(_ socket: BufferedSocket) {
+        if closing {
+            socket.input.drain(socket.input.count)
+            return
+        }
         if exchange == nil {
             readRequests()
         } else {
@@ -51,16 +62,19 @@ final class ClientConnection: BufferedSocketDelegate {
 
     func socketWritable(_ socket: BufferedSocket) {
         if closing {
-            if socket.output.count == 0 { close() }
+            if socket.output.count == 0 { finishClosing() }
             return
         }
         resumeResponse()
     }
 
     func socket(_ socket: BufferedSocket, events: SocketEvents) {
+        if lingering { return close() }
         if events.contains(.timeout) {
             if let exchange, !exchange.responseStarted {
                 fail(ProxyError(.requestTimeout, detail: "client too slow"))
+            } else if exchange == nil, scanner.scanned > 0 || socket.input.count > 0 {
+                fail(ProxyError(.requestTimeout, detail: "request header not received in time"))
             } else {
                 close()
             }
@@ -168,8 +182,9 @@ final class ClientConnection: BufferedSocketDelegate {
         } else {
             worker.logEarly(status: error.status, client: peer, error: error)
         }
+        // The client may still be sending the request (or its body): linger.
         exchange = nil
-        flushAndClose()
+        flushAndClose(linger: true)
     }
 
     /// The worker drains: an idle connection closes now, a busy one after its exchange.
@@ -177,14 +192,27 @@ final class ClientConnection: BufferedSocketDelegate {
         if exchange == nil { flushAndClose() }
     }
 
-    /// Stops reading, sends what is queued, then closes.
-    func flushAndClose() {
+    /// Stops reading, sends what is queued, then closes; with `linger`, the client's unread
+    /// bytes are discarded for a while first (see `lingerAfterFlush`).
+    func flushAndClose(linger: Bool = false) {
         closing = true
+        lingerAfterFlush = linger && !clientHalfClosed
         socket.setReading(false)
         socket.input.drain(socket.input.count)
         if socket.output.count == 0 {
-            close()
+            finishClosing()
         }
+    }
+
+    /// The output is flushed: close, or half-close and linger.
+    private func finishClosing() {
+        if lingering { return }
+        guard lingerAfterFlush else { return close() }
+        lingering = true
+        socket.shutdownWrite()
+        socket.setReading(true)
+        lingerTimer = Timer(base: worker.base) { [unowned self] in self.close() }
+        lingerTimer?.schedule(milliseconds: Self.lingerMilliseconds)
     }
 
     /// Drops the upstream side of the current exchange without completing its request.
@@ -199,6 +227,8 @@ final class ClientConnection: BufferedSocketDelegate {
         closed = true
         headerTimer?.cancel()
         headerTimer = nil
+        lingerTimer?.cancel()
+        lingerTimer = nil
         abortUpstream()
         exchange = nil
         socket.close()

@@ -127,4 +127,200 @@ import Testing
         let aborted = proxy.accessLog(atLeast: 1001).filter { $0["status"] as? Int == 499 }.count
         #expect(aborted == 1000)
     }
+
+    /// Upstreams that misbehave before or in their response head: each is a 502 to the client,
+    /// logged, and the proxy keeps serving.
+    @Test(arguments: [
+        ("half-closing", FakeUpstream.Behavior.halfCloseAfterHead),
+        ("garbage head", .respondAndClose("SMTP ready\r\n\r\n")),
+        ("bad status code", .respondAndClose("HTTP/1.1 2OO OK\r\nContent-Length: 0\r\n\r\n")),
+        (
+            "oversized head",
+            .respond(
+                "HTTP/1.1 200 OK\r\n"
+                    + String(
+                        repeating: "X-Filler: " + String(repeating: "a", count: 1000) + "\r\n", count: 80)
+                    + "Content-Length: 0\r\n\r\n")
+        ),
+        (
+            "two Content-Lengths",
+            .respondAndClose("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
+        ),
+        ("closing mid-head", .respondAndClose("HTTP/1.1 200 OK\r\nContent-Le")),
+    ])
+    func brokenUpstreamResponsesAre502(label: String, behavior: FakeUpstream.Behavior) throws {
+        let broken = try FakeUpstream(behavior)
+        let proxy = try startProxy(
+            UploadTests.config(upstream: broken.url) + "timeouts: { upstream_response: 5s }\n", workers: 1)
+        for _ in 0..<3 {
+            let client = try RawClient(port: proxy.port)
+            let request = multipartRequest(fileBytes: 1000)
+            client.send(Array(request.head.utf8) + request.body)
+            let response = try #require(client.readResponse(timeout: 10), "\(label): no response")
+            #expect(response.status == 502, "\(label): \(response.head)")
+        }
+        let log = proxy.accessLog(atLeast: 3)
+        #expect(log.count == 3 && log.allSatisfy { $0["status"] as? Int == 502 }, "\(label): \(log)")
+    }
+
+    /// `request_body: buffer` with a spool directory that fills up (a 256 KiB tmpfs): 507, the
+    /// upstream receives nothing, the spool is empty afterwards, and a body that fits still goes.
+    @Test func diskFullWhileSpoolingIs507WithNothingForwarded() throws {
+        let mount = try TinyFilesystem(bytes: 256 * 1024)
+        let recorder = try FakeUpstream(.silent)
+        let proxy = try startProxy(
+            UploadTests.config(upstream: recorder.url) + "temp_dir: \(mount.path)\n", workers: 1)
+        for size in [1 << 20, 300 * 1024, 8 << 20] {
+            let client = try RawClient(port: proxy.port)
+            let request = multipartRequest(path: "/legacy", fileBytes: size)
+            client.send(Array(request.head.utf8))
+            client.send(request.body)
+            let response = try #require(client.readResponse(timeout: 20))
+            #expect(response.status == 507, "\(size) bytes: \(response.head)")
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(recorder.bytesReceived.isEmpty, "the upstream received \(recorder.bytesReceived.count) bytes")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).isEmpty)
+        let log = proxy.accessLog(atLeast: 3)
+        #expect(log.filter { $0["status"] as? Int == 507 }.count == 3)
+
+        let upstream = try startDemoUpstream()
+        let working = try startProxy(
+            UploadTests.config(upstream: upstream.url) + "temp_dir: \(mount.path)\n", workers: 1)
+        let client = try RawClient(port: working.port)
+        let request = multipartRequest(path: "/legacy", fileBytes: 100 * 1024)
+        client.send(Array(request.head.utf8) + request.body)
+        #expect(client.readResponse(timeout: 20)?.status == 200)
+    }
+
+    /// 10,000 faulty requests from 8 concurrent clients (aborts on both routes, malformed
+    /// bodies, oversized bodies, a resetting upstream, a full spool disk): each gets its
+    /// status, and afterwards descriptors, spool files and RSS are back at their baseline.
+    @Test func tenThousandFaultyRequestsLeaveNoTrace() throws {
+        let mount = try TinyFilesystem(bytes: 1 << 20)
+        let upstream = try startDemoUpstream()
+        let resetting = try FakeUpstream(.resetAfter(bytes: 1))
+        let proxy = try startProxy(
+            """
+            upstream: \(upstream.url)
+            temp_dir: \(mount.path)
+            limits: { body_bytes: 2MiB }
+            routes:
+              - match: { path: /upload }
+                multipart: {}
+              - match: { path: /legacy }
+                request_body: buffer
+                multipart: {}
+              - match: { path: /reset }
+                upstream: \(resetting.url)
+                multipart: {}
+
+            """, workers: 2, accessLog: "off")
+
+        enum Fault: CaseIterable { case abortStream, abortBuffer, malformed, tooLarge, reset, diskFull }
+        @Sendable func request(_ fault: Fault, _ index: Int) -> (bytes: [UInt8], status: Int?) {
+            switch fault {
+            case .abortStream, .abortBuffer:
+                let request = multipartRequest(
+                    path: fault == .abortStream ? "/upload" : "/legacy", fileBytes: 64 * 1024)
+                let bytes = Array(request.head.utf8) + request.body
+                return (Array(bytes.prefix(200 + (index * 7919) % 60_000)), nil)
+            case .malformed:
+                let body = Array(
+                    "--b0undary\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--b0und".utf8)
+                let head =
+                    "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b0undary\r\nContent-Length: \(body.count)\r\n\r\n"
+                return (Array(head.utf8) + body, 400)
+            case .tooLarge:
+                // Refused on its declared length, before the body.
+                let request = multipartRequest(path: "/upload", fileBytes: 3 << 20)
+                return (Array(request.head.utf8) + request.body.prefix(1000), 413)
+            case .reset:
+                let request = multipartRequest(path: "/reset", fileBytes: 2000)
+                return (Array(request.head.utf8) + request.body, 502)
+            case .diskFull:
+                // Under the body limit, over what the 1 MiB spool disk holds.
+                let request = multipartRequest(path: "/legacy", fileBytes: 1536 * 1024)
+                return (Array(request.head.utf8) + request.body, 507)
+            }
+        }
+        func drive(_ count: Int, offset: Int) -> [String] {
+            let problems = Problems()
+            DispatchQueue.concurrentPerform(iterations: 8) { lane in
+                for index in stride(from: lane, to: count, by: 8) {
+                    let fault = Fault.allCases[(index + offset) % Fault.allCases.count]
+                    let (bytes, status) = request(fault, index + offset)
+                    guard let client = try? RawClient(port: proxy.port) else {
+                        problems.append("connect failed")
+                        continue
+                    }
+                    client.send(bytes)
+                    guard let status else { continue }
+                    let reply = client.readResponse(timeout: 20)?.status ?? 0
+                    if reply != status { problems.append("\(fault): \(reply)") }
+                }
+            }
+            return problems.list
+        }
+        func settle(_ baseline: Int) -> Int {
+            var descriptors = proxy.openDescriptors
+            for _ in 0..<100 where descriptors > baseline {
+                Thread.sleep(forTimeInterval: 0.1)
+                descriptors = proxy.openDescriptors
+            }
+            return descriptors
+        }
+
+        // Warm-up: the same mix, so allocator arenas and pools reach their working size.
+        let warmUp = drive(1000, offset: 0)
+        #expect(warmUp.isEmpty, "\(warmUp.count) unexpected: \(warmUp.prefix(10))")
+        Thread.sleep(forTimeInterval: 1)
+        let baselineDescriptors = settle(0)
+        let baselineRSS = proxy.residentKiB
+        let problems = drive(10_000, offset: 1000)
+        #expect(problems.isEmpty, "\(problems.count) unexpected: \(problems.prefix(10))")
+        Thread.sleep(forTimeInterval: 1)
+        let descriptors = settle(baselineDescriptors)
+        let rss = proxy.residentKiB
+        print(
+            "10,000 faulty requests: descriptors \(baselineDescriptors) -> \(descriptors), RSS \(baselineRSS) -> \(rss) KiB, spool files \((try? FileManager.default.contentsOfDirectory(atPath: mount.path).count) ?? -1)"
+        )
+        #expect(descriptors <= baselineDescriptors)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).isEmpty)
+        #expect(rss <= baselineRSS + 4096, "RSS grew from \(baselineRSS) to \(rss) KiB")
+
+        // And it still serves.
+        let client = try RawClient(port: proxy.port)
+        let good = multipartRequest(path: "/legacy", fileBytes: 1000)
+        client.send(Array(good.head.utf8) + good.body)
+        #expect(client.readResponse()?.status == 200)
+    }
+}
+
+/// Failures collected from concurrent clients.
+final class Problems: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var list: [String] { lock.withLock { items } }
+}
+
+/// A tmpfs of a given size mounted on a fresh directory (the tests run as root, as CI does),
+/// unmounted when released.
+final class TinyFilesystem {
+    let path: String
+
+    init(bytes: Int) throws {
+        path = NSTemporaryDirectory() + "formgate-tmpfs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try run(try tool("mount"), ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
+        guard result.status == 0 else {
+            throw TestFailure("cannot mount a tmpfs on \(path) (the fault tests need root, as CI runs them)")
+        }
+    }
+
+    deinit {
+        _ = try? run(try tool("umount"), [path])
+        try? FileManager.default.removeItem(atPath: path)
+    }
 }

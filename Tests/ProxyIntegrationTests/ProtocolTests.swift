@@ -160,4 +160,140 @@ import Testing
         #expect(response.status == 200)
         #expect(try jsonObject(Data(response.body))["path"] as? String == "/late")
     }
+
+    /// A client that sends its whole request and half-closes (FIN) still gets its answer, whether
+    /// it is the upstream's or an error; a FIN before the body is whole is a 499 and the
+    /// upstream never sees the closing delimiter.
+    @Test func halfClosingClientsStillGetTheirAnswer() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy(UploadTests.config(upstream: upstream.url), workers: 1)
+        let body = Array(
+            "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\nhello\r\n--b--\r\n"
+                .utf8)
+        let upload =
+            Array(
+                "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.count)\r\n\r\n"
+                    .utf8)
+            + body
+        for round in 0..<20 {
+            let client = try RawClient(port: proxy.port)
+            client.send(round % 2 == 0 ? upload : Array("GET /x HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+            client.shutdownWrite()
+            let reply = String(decoding: client.readAll(timeout: 10), as: UTF8.self)
+            #expect(reply.hasPrefix("HTTP/1.1 200 "), "round \(round): \(reply.prefix(80))")
+        }
+        let bad = try RawClient(port: proxy.port)
+        bad.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nab\r\n0\r\n\r\n")
+        bad.shutdownWrite()
+        #expect(String(decoding: bad.readAll(timeout: 10), as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
+
+        let recorder = try FakeUpstream(.silent)
+        let recording = try startProxy(UploadTests.config(upstream: recorder.url), workers: 1)
+        let truncated = try RawClient(port: recording.port)
+        truncated.send(Array(upload.dropLast(10)))
+        truncated.shutdownWrite()
+        #expect(truncated.readAll(timeout: 10).isEmpty)
+        #expect(recording.accessLog(atLeast: 1).first?["status"] as? Int == 499)
+        #expect(!String(decoding: recorder.bytesReceived, as: UTF8.self).contains("--\r\n"))
+    }
+
+    /// An error answered while the client is still sending a large body reaches the client
+    /// (lingering close), instead of being lost to a connection reset.
+    @Test func errorsMidUploadReachTheClient() throws {
+        let recorder = try FakeUpstream(.silent)
+        let proxy = try startProxy(
+            UploadTests.config(upstream: recorder.url) + "limits: { file_bytes: 64KiB }\n", workers: 1)
+        for _ in 0..<5 {
+            let client = try RawClient(port: proxy.port)
+            var body = Array(
+                "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\n".utf8)
+            body += Array(repeating: UInt8(ascii: "x"), count: 16 << 20)
+            body += Array("\r\n--b--\r\n".utf8)
+            client.send(
+                "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.count)\r\n\r\n"
+            )
+            client.send(body)  // the proxy answers after 64 KiB; the rest is read and discarded
+            let response = try #require(client.readResponse(timeout: 10))
+            #expect(response.status == 413)
+        }
+    }
+
+    /// Slowloris, header and body: 100 connections that send part of a head and 100 that stall
+    /// mid-body do not delay a good client; each stalled one is answered 408 when its timeout
+    /// runs out, the upstream never receives a complete request, descriptors return.
+    @Test func slowlorisConnectionsTimeOutWithoutStarvingOthers() throws {
+        let recorder = try FakeUpstream(.silent)
+        let upstream = try startDemoUpstream()
+        let yaml =
+            "routes:\n  - match: { path: /upload }\n    multipart: {}\n  - match: { path: /good }\n    upstream: \(upstream.url)\n"
+        let proxy = try startProxy(
+            "upstream: \(recorder.url)\ntimeouts: { header: 1s, idle: 1s }\n" + yaml, workers: 1,
+            accessLog: "off")
+        let baseline = proxy.openDescriptors
+        var stalled: [RawClient] = []
+        for index in 0..<200 {
+            let client = try RawClient(port: proxy.port)
+            if index % 2 == 0 {
+                client.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; bou")
+            } else {
+                client.send(
+                    "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nsome"
+                )
+            }
+            stalled.append(client)
+        }
+        let start = Date()
+        let good = try RawClient(port: proxy.port)
+        good.send("GET /good/x HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(good.readResponse(timeout: 5)?.status == 200)
+        #expect(Date().timeIntervalSince(start) < 0.5)
+        var statuses: [String: Int] = [:]
+        for client in stalled {
+            let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+            statuses[String(reply.prefix(12)), default: 0] += 1
+        }
+        #expect(statuses == ["HTTP/1.1 408": 200], "\(statuses)")
+        #expect(Date().timeIntervalSince(start) < 4)
+        #expect(!String(decoding: recorder.bytesReceived, as: UTF8.self).contains("--\r\n"))
+        stalled = []
+        var descriptors = proxy.openDescriptors
+        for _ in 0..<50 where descriptors > baseline + 2 {
+            Thread.sleep(forTimeInterval: 0.1)
+            descriptors = proxy.openDescriptors
+        }
+        #expect(descriptors <= baseline + 2, "descriptors \(baseline) -> \(descriptors)")
+    }
+
+    /// A pipelining flood: 10,000 requests written back to back on one connection while the
+    /// responses are read concurrently; every one is answered, in order, and memory stays
+    /// bounded (reading pauses while responses are not drained).
+    @Test func pipeliningFloodIsAnsweredInOrderWithBoundedMemory() throws {
+        let upstream = try startDemoUpstream()
+        let proxy = try startProxy("upstream: \(upstream.url)\n", workers: 1, accessLog: "off")
+        let client = try RawClient(port: proxy.port)
+        let count = 10_000
+        let writer = Thread {
+            var batch = ""
+            for index in 0..<count {
+                batch += "GET /p/\(index) HTTP/1.1\r\nHost: test\r\n\r\n"
+                if index % 500 == 499 {
+                    client.send(batch)
+                    batch = ""
+                }
+            }
+        }
+        writer.start()
+        var inOrder = 0
+        for index in 0..<count {
+            guard let response = client.readResponse(timeout: 20) else { break }
+            if response.status == 200,
+                (try? jsonObject(Data(response.body)))?["path"] as? String == "/p/\(index)"
+            {
+                inOrder += 1
+            }
+        }
+        #expect(inOrder == count)
+        print("pipelining flood: \(inOrder) of \(count) answered in order, peak RSS \(proxy.peakRSSKiB) KiB")
+        #expect(proxy.peakRSSKiB < 64 * 1024)
+    }
 }

@@ -120,6 +120,8 @@ final class FakeUpstream: @unchecked Sendable {
         case respondAndClose(String)
         /// Read at most this many bytes per second, never answer.
         case slowRead(bytesPerSecond: Int)
+        /// After a request head, shut down the sending side (FIN, no response) and keep reading.
+        case halfCloseAfterHead
     }
 
     let fd: Int32
@@ -191,6 +193,11 @@ final class FakeUpstream: @unchecked Sendable {
             switch behavior {
             case .silent, .slowRead:
                 continue
+            case .halfCloseAfterHead:
+                if pending.firstRange(of: Array("\r\n\r\n".utf8)) != nil {
+                    pending = []
+                    shutdown(client, Int32(SHUT_WR))
+                }
             case .resetAfter(let bytes):
                 if seen >= bytes {
                     var linger = linger(l_onoff: 1, l_linger: 0)

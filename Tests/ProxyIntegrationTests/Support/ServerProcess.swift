@@ -73,6 +73,17 @@ final class ServerProcess: @unchecked Sendable {
         return -1
     }
 
+    /// Resident memory now (VmRSS) in KiB.
+    var residentKiB: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+            return -1
+        }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+        }
+        return -1
+    }
+
     /// Open file descriptors.
     var openDescriptors: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
