@@ -3,13 +3,16 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 
 # Debian packages the build and the tests need (installed when missing).
-TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg-config curl php-cli ca-certificates openssl
+TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg-config curl php-cli ca-certificates openssl \
+	golang-go chromium fonts-liberation nodejs
+# Python packages the conformance matrix's client and server need (from PyPI when missing).
+PYTHON_PACKAGES := requests werkzeug
 BENCH_PACKAGES :=
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
 
-.PHONY: all build release test lint format deps bench run fuzz robustness clean
+.PHONY: all build release test lint format deps bench run fuzz robustness conformance soak clean
 
 # Seconds per fuzz target: `make test` runs 30, `make fuzz` as long as you like.
 FUZZ_SECONDS ?= 600
@@ -18,6 +21,7 @@ all: build
 
 deps:
 	@scripts/ensure-packages.sh $(TEST_PACKAGES)
+	@python3 -c "import requests, werkzeug" 2>/dev/null || python3 -m pip install --quiet $(PYTHON_PACKAGES)
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -35,7 +39,17 @@ format:
 test: deps lint release
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
+	python3 Tests/Conformance/matrix.py
 	scripts/fuzz.sh 30
+
+# Real clients x real servers through the release binary (also part of `make test`).
+conformance: deps release
+	python3 Tests/Conformance/matrix.py
+
+# 30 minutes of mixed good and hostile load on the release binary (not part of `make test`).
+SOAK_SECONDS ?= 1800
+soak: deps release
+	python3 scripts/soak.py $(SOAK_SECONDS)
 
 fuzz: deps
 	FUZZ_SEED=0 scripts/fuzz.sh $(FUZZ_SECONDS)
