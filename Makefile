@@ -54,8 +54,12 @@ soak: deps release
 fuzz: deps
 	FUZZ_SEED=0 scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# docs/robustness.md from a fuzz run of FUZZ_SECONDS per target and the hostile corpus.
-robustness: fuzz
+# docs/robustness.md: a fuzz run of FUZZ_SECONDS per target, the robustness tests, the
+# conformance matrix, and the last `make soak` report.
+robustness: fuzz release
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test --skip-build --filter "FaultTests|ProtocolTests|HostileCorpusTests"
+	python3 Tests/Conformance/matrix.py
 	python3 scripts/robustness-report.py
 
 bench: deps

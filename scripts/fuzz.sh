@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds FormGate's libFuzzer targets (Fuzz/, ASan) and runs each for SECONDS (default 30),
-# seeded from Fuzz/Seeds/<target> and Fuzz/Regressions/<target> (crashes found are written
+# seeded from Fuzz/Seeds/<target> (the corpus and hostile fixtures, scripts/make-fuzz-seeds.py) and Fuzz/Regressions/<target> (crashes found are written
 # there: commit them, and they are replayed on every run). Prints executions and crashes per target; exits 1 on any crash.
 set -euo pipefail
 seconds=${1:-30}

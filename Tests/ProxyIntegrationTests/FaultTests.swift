@@ -126,6 +126,12 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: spoolDirectory).isEmpty)
         let aborted = proxy.accessLog(atLeast: 1001).filter { $0["status"] as? Int == 499 }.count
         #expect(aborted == 1000)
+        recordFigure(
+            "client-aborts",
+            [
+                "aborts": 1000, "logged_499": aborted, "descriptors_before": baseline,
+                "descriptors_after": descriptors,
+            ])
     }
 
     /// Upstreams that misbehave before or in their response head: each is a 502 to the client,
@@ -183,6 +189,12 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).isEmpty)
         let log = proxy.accessLog(atLeast: 3)
         #expect(log.filter { $0["status"] as? Int == 507 }.count == 3)
+        recordFigure(
+            "disk-full",
+            [
+                "requests": 3, "status_507": log.filter { $0["status"] as? Int == 507 }.count,
+                "upstream_bytes": recorder.bytesReceived.count,
+            ])
 
         let upstream = try startDemoUpstream()
         let working = try startProxy(
@@ -285,6 +297,14 @@ import Testing
         print(
             "10,000 faulty requests: descriptors \(baselineDescriptors) -> \(descriptors), RSS \(baselineRSS) -> \(rss) KiB, spool files \((try? FileManager.default.contentsOfDirectory(atPath: mount.path).count) ?? -1)"
         )
+        let spoolFiles = (try? FileManager.default.contentsOfDirectory(atPath: mount.path).count) ?? -1
+        recordFigure(
+            "faulty-requests",
+            [
+                "requests": 10_000, "unexpected": problems.count, "descriptors_before": baselineDescriptors,
+                "descriptors_after": descriptors, "rss_kib_before": baselineRSS, "rss_kib_after": rss,
+                "spool_files_after": spoolFiles,
+            ])
         #expect(descriptors <= baselineDescriptors)
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).isEmpty)
         #expect(rss <= baselineRSS + 4096, "RSS grew from \(baselineRSS) to \(rss) KiB")

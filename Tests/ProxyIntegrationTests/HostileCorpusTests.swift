@@ -90,6 +90,8 @@ import Testing
         print(
             "hostile corpus: \(cases.count) cases, ambiguous forwards \(ambiguousForwards), outcomes \(outcomes.sorted { $0.key < $1.key })"
         )
+        recordFigure(
+            "hostile-corpus", ["cases": cases.count, "ambiguous_forwards": ambiguousForwards])
         #expect(ambiguousForwards == 0)
     }
 }

@@ -173,3 +173,15 @@ func jsonObject(_ data: Data) throws -> [String: Any] {
     }
     return object
 }
+
+/// Records a measured figure of a robustness test in `.build/test-figures/NAME.json`, read by
+/// `scripts/robustness-report.py` for docs/robustness.md.
+func recordFigure(_ name: String, _ figures: [String: Any]) {
+    let directory = packageRoot.appendingPathComponent(".build/test-figures")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var object = figures
+    object["date"] = ISO8601DateFormatter().string(from: Date())
+    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+        try? data.write(to: directory.appendingPathComponent("\(name).json"))
+    }
+}
