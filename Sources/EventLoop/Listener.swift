@@ -38,6 +38,25 @@ public final class Listener {
         if let listener { evconnlistener_free(listener) }
     }
 
+    /// Fails when something already listens on `address`. SO_REUSEPORT listeners (FormGate's
+    /// workers) would otherwise share the port with another process bound the same way, e.g.
+    /// an old FormGate that did not exit, and silently split the traffic with it. A probe
+    /// bound without SO_REUSEPORT finds any such listener.
+    public static func checkAvailable(_ address: SocketAddress) throws(EventLoopError) {
+        let fd = address.withSockAddr { pointer, _ in
+            socket(Int32(pointer.pointee.sa_family), Int32(SOCK_STREAM.rawValue), 0)
+        }
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let result = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
+        if result != 0, errno == EADDRINUSE {
+            throw EventLoopError(
+                "cannot listen on \(address): address already in use (another process listens there)")
+        }
+    }
+
     /// The address actually bound (its port when asked for port 0).
     public var boundAddress: SocketAddress? {
         guard let listener else { return nil }

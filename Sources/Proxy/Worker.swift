@@ -211,6 +211,7 @@ public final class ProxyServer: @unchecked Sendable {
         metrics.droppedLogLines = { log.writer.dropped }
         self.metrics = metrics
         var address = try SocketAddress(parsing: config.listen)
+        try Listener.checkAvailable(address)
         for _ in 0..<count {
             let worker = try Worker(
                 config: config, workers: count, log: log, metrics: metrics, address: address)

@@ -145,4 +145,27 @@ import Testing
         #expect(lines(log + ".1") == 30)
         #expect(lines(log) == 20)
     }
+
+    /// A second FormGate on a port that is taken refuses to start, instead of sharing the port
+    /// through SO_REUSEPORT and silently taking half the traffic.
+    @Test func aTakenPortIsRefused() throws {
+        let upstream = try startDemoUpstream()
+        let first = try startProxy("upstream: \(upstream.url)\n")
+        let path = NSTemporaryDirectory() + "formgate-test-\(UUID().uuidString).yaml"
+        try "listen: \(first.address)\nupstream: \(upstream.url)\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        let second = try ServerProcess(formgateBinary, ["run", "-c", path], waitForListening: false)
+        let deadline = Date().addingTimeInterval(5)
+        while second.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(!second.process.isRunning, "the second instance started on a taken port")
+        second.stop()
+        #expect(second.process.terminationStatus != 0)
+        for _ in 0..<100 where !second.stderr.contains("already in use") {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(second.stderr.contains("address already in use"), "\(second.stderr)")
+        let client = try RawClient(port: first.port)
+        client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(client.readResponse()?.status == 200)
+    }
 }
