@@ -35,7 +35,7 @@ for target in "${targets[@]}"; do
     log=".build/fuzz-$target.log"
     set +e
     SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" -max_total_time="$target_seconds" \
-        -max_len=8192 -seed="$seed" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
+        -max_len=8192 -seed="$seed" -timeout=30 -report_slow_units=60 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
