@@ -20,7 +20,7 @@ BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all).
 import json, os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-binary = os.path.join(root, ".build/release/formgate")
+binary = os.environ.get("BENCH_BINARY", os.path.join(root, ".build/release/formgate"))
 work = os.path.join(root, ".build/bench")
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)

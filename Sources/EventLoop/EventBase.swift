@@ -33,7 +33,15 @@ public final class EventBase {
     /// Creates an event loop.
     public init() throws(EventLoopError) {
         _ = Self.enableThreads
-        guard let base = event_base_new() else { throw EventLoopError("event_base_new failed") }
+        // The epoll changelist folds the enable/disable pairs of one loop iteration (a
+        // bufferevent's write event goes on when output is queued and off when it drains)
+        // into at most one epoll_ctl per descriptor.
+        guard let config = event_config_new() else { throw EventLoopError("event_config_new failed") }
+        defer { event_config_free(config) }
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        guard let base = event_base_new_with_config(config) else {
+            throw EventLoopError("event_base_new failed")
+        }
         raw = base
     }
 

@@ -34,7 +34,7 @@ final class Worker {
     let sniffer = Sniffer()
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
-    private var random = SystemRandomNumberGenerator()
+    private var random = SecureRandom()
     private let maxConnections: Int
 
     init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)

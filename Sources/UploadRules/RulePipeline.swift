@@ -49,7 +49,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     let rules: RuleSet
     let headers: HeaderFields
     let now: Int64
-    var random = SystemRandomNumberGenerator()
+    var random = SecureRandom()
     var dropping = false
     var digests: PartDigests?
     var emittedFirst = false

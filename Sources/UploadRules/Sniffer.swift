@@ -77,21 +77,23 @@ public final class Sniffer: @unchecked Sendable {
 
     /// The usual extension (with its dot) for a media type, for `{ext}` after sniffing.
     public static func fileExtension(for type: String) -> String? {
-        let table: [String: String] = [
-            "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
-            "image/bmp": ".bmp",
-            "image/x-icon": ".ico", "image/heic": ".heic", "image/avif": ".avif", "image/svg+xml": ".svg",
-            "image/tiff": ".tiff", "application/pdf": ".pdf", "application/zip": ".zip",
-            "application/gzip": ".gz",
-            "application/x-rar-compressed": ".rar", "application/x-7z-compressed": ".7z",
-            "audio/mpeg": ".mp3",
-            "audio/wav": ".wav", "audio/flac": ".flac", "application/ogg": ".ogg", "video/mp4": ".mp4",
-            "video/webm": ".webm", "video/quicktime": ".mov", "video/x-msvideo": ".avi", "font/woff": ".woff",
-            "font/woff2": ".woff2", "font/ttf": ".ttf", "font/otf": ".otf", "text/plain": ".txt",
-            "text/html": ".html",
-            "application/json": ".json", "text/csv": ".csv", "application/x-executable": ".bin",
-            "application/x-msdownload": ".exe",
-        ]
-        return table[type]
+        extensions[type]
     }
+
+    /// Built once (a dictionary literal inside the function was built on every call).
+    private static let extensions: [String: String] = [
+        "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
+        "image/bmp": ".bmp",
+        "image/x-icon": ".ico", "image/heic": ".heic", "image/avif": ".avif", "image/svg+xml": ".svg",
+        "image/tiff": ".tiff", "application/pdf": ".pdf", "application/zip": ".zip",
+        "application/gzip": ".gz",
+        "application/x-rar-compressed": ".rar", "application/x-7z-compressed": ".7z",
+        "audio/mpeg": ".mp3",
+        "audio/wav": ".wav", "audio/flac": ".flac", "application/ogg": ".ogg", "video/mp4": ".mp4",
+        "video/webm": ".webm", "video/quicktime": ".mov", "video/x-msvideo": ".avi", "font/woff": ".woff",
+        "font/woff2": ".woff2", "font/ttf": ".ttf", "font/otf": ".otf", "text/plain": ".txt",
+        "text/html": ".html",
+        "application/json": ".json", "text/csv": ".csv", "application/x-executable": ".bin",
+        "application/x-msdownload": ".exe",
+    ]
 }

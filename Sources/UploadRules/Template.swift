@@ -114,14 +114,25 @@ public struct Template: Sendable, Equatable {
 
     /// A random (version 4) UUID in lower case.
     private func uuid(_ random: inout some RandomNumberGenerator) -> String {
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        for _ in 0..<2 {
+            var word = random.next() as UInt64
+            for _ in 0..<8 {
+                bytes.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let text = hex(bytes)
-        let characters = Array(text)
-        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-"
-            + String(characters[12..<16]) + "-"
-            + String(characters[16..<20]) + "-" + String(characters[20..<32])
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
