@@ -14,6 +14,30 @@ public enum FilenameSanitizer {
     ///
     /// - Throws: `Refusal` for names that cannot be made safe by trimming.
     public static func sanitize(_ raw: [UInt8]) throws(Refusal) -> String {
+        if let plain = try sanitizePlainASCII(raw) { return plain }
+        return try sanitizeText(raw)
+    }
+
+    /// The common case without String work: printable ASCII, no path separator, no leading
+    /// dot, no trailing dot or space, at most 255 bytes: kept as is unless its stem is a
+    /// device name. `nil` sends the name to `sanitizeText` (the tests check both agree).
+    static func sanitizePlainASCII(_ raw: [UInt8]) throws(Refusal) -> String? {
+        guard raw.count <= 255, let first = raw.first, let last = raw.last, first != 0x2E, last != 0x2E,
+            last != 0x20, raw.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F && $0 != 0x5C })
+        else { return nil }
+        var stem = raw[..<(raw.firstIndex(of: 0x2E) ?? raw.count)]
+        while stem.first == 0x20 { stem = stem.dropFirst() }
+        while stem.last == 0x20 { stem = stem.dropLast() }
+        if stem.count <= 7 {
+            let upper = String(
+                decoding: stem.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+            if deviceNames.contains(upper) { throw .deviceName }
+        }
+        return String(decoding: raw, as: UTF8.self)
+    }
+
+    /// The general case, on Unicode text.
+    static func sanitizeText(_ raw: [UInt8]) throws(Refusal) -> String {
         var text = String(decoding: raw, as: UTF8.self)
         if let cut = text.lastIndex(where: { $0 == "/" || $0 == "\\" }) {
             text = String(text[text.index(after: cut)...])

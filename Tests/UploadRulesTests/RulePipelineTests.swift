@@ -123,6 +123,42 @@ import Testing
         #expect(parts.map(\.name) == ["title", "token", "file"])
     }
 
+    /// The ASCII fast path gives what the general path gives, for every name it takes.
+    @Test func sanitizerFastPathAgreesWithTheGeneralPath() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(" .aAcCoOnNlLpPtTuUxX1-_~$".utf8) + Array(0x20...0x7E).map(UInt8.init)
+        var names = [
+            "CON", "con.txt", " Com1 .log", "LPT9", "nul", "CONIN$", "a b", "x.", "ab ", "Aux.tar.gz",
+        ].map {
+            Array($0.utf8)
+        }
+        for _ in 0..<20_000 {
+            names.append(
+                (0..<Int.random(in: 1...12, using: &generator)).map { _ in
+                    alphabet.randomElement(using: &generator)!
+                })
+        }
+        var fast = 0
+        for name in names {
+            let general = Result { () throws(FilenameSanitizer.Refusal) in
+                try FilenameSanitizer.sanitizeText(name)
+            }
+            let plain = Result { () throws(FilenameSanitizer.Refusal) in
+                try FilenameSanitizer.sanitizePlainASCII(name)
+            }
+            switch (plain, general) {
+            case (.success(nil), _): continue
+            case (.success(let value?), .success(let expected)): #expect(value == expected, "\(name)")
+            case (.failure(let a), .failure(let b)): #expect(a == b, "\(name)")
+            default:
+                Issue.record(
+                    "paths disagree on \(String(decoding: name, as: UTF8.self)): \(plain) vs \(general)")
+            }
+            fast += 1
+        }
+        #expect(fast > 10_000)
+    }
+
     @Test func sanitizer() throws {
         #expect(try FilenameSanitizer.sanitize(Array("../../etc/passwd".utf8)) == "passwd")
         #expect(try FilenameSanitizer.sanitize(Array("C:\\Users\\a\\b.txt".utf8)) == "b.txt")
