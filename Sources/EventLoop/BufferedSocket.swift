@@ -107,6 +107,7 @@ public final class BufferedSocket {
     public func setReading(_ enabled: Bool) {
         guard let raw else { return }
         if enabled {
+            if let input = bufferevent_get_input(raw) { inputAfterDelegate = evbuffer_get_length(input) }
             bufferevent_enable(raw, FG_EV_READ)
         } else {
             bufferevent_disable(raw, FG_EV_READ)
@@ -188,6 +189,9 @@ public final class BufferedSocket {
 
     /// How many input bytes `readAhead()` may buffer (the read high watermark).
     private var readAheadLimit = 0
+    /// The input's length when the delegate last returned: what libevent read since is the
+    /// difference, and less than its 4 KiB cap means the kernel had no more.
+    private var inputAfterDelegate = 0
 
     /// libevent 2.1 reads at most 4 KiB per wake-up (`evbuffer_read` caps each read at
     /// EVBUFFER_MAX_READ), which costs an epoll_wait, an ioctl and a readv per 4 KiB. After its
@@ -197,6 +201,7 @@ public final class BufferedSocket {
         guard let raw, !isTLS, readAheadLimit > 0 else { return }
         let fd = bufferevent_getfd(raw)
         guard fd >= 0, let input = bufferevent_get_input(raw) else { return }
+        guard evbuffer_get_length(input) >= inputAfterDelegate + 4096 else { return }
         // libevent freezes the end of a bufferevent's input except while it reads itself.
         evbuffer_unfreeze(input, 0)
         defer { evbuffer_freeze(input, 0) }
@@ -223,6 +228,7 @@ public final class BufferedSocket {
     fileprivate func readable() {
         readAhead()
         delegate?.socketReadable(self)
+        if let raw, let input = bufferevent_get_input(raw) { inputAfterDelegate = evbuffer_get_length(input) }
     }
     fileprivate func writable() { delegate?.socketWritable(self) }
     fileprivate func event(_ events: Int16) { delegate?.socket(self, events: SocketEvents(rawValue: events)) }
