@@ -257,7 +257,8 @@ extension ClientConnection {
     func finishRequestBody() {
         guard let exchange else { return }
         exchange.clientBodyRead = true
-        socket.setReading(false)
+        // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
+        // request or a FIN, kept in the input (bounded by the watermark) until the answer.
         if case .multipart(var pipeline) = exchange.body {
             exchange.body = .passthrough
             pipeline.rewriter.sink = BodySink(bodyTarget(exchange))

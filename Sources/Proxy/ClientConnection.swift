@@ -71,6 +71,12 @@ final class ClientConnection: BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, events: SocketEvents) {
         if lingering { return close() }
         if events.contains(.timeout) {
+            if events.contains(.reading), let exchange, exchange.clientBodyRead {
+                // The whole request is in: a silent client is waiting for its answer (the
+                // upstream's timeouts govern). libevent stopped reading; go on.
+                resumeReading()
+                return
+            }
             if let exchange, !exchange.responseStarted {
                 fail(ProxyError(.requestTimeout, detail: "client too slow"))
             } else if exchange == nil, scanner.scanned > 0 || socket.input.count > 0 {

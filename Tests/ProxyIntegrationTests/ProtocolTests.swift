@@ -305,4 +305,18 @@ import Testing
         recordFigure(
             "pipelining-flood", ["requests": count, "in_order": inOrder, "peak_rss_kib": proxy.peakRSSKiB])
     }
+
+    /// A client that has sent its whole request may stay silent past `timeouts.idle` while the
+    /// upstream takes its time (within `upstream_response`): it gets the answer, not a 408.
+    @Test func aWaitingClientOutlastsTheIdleTimeout() throws {
+        let slow = try FakeUpstream(
+            .respondAfter(seconds: 2.5, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow"))
+        let proxy = try startProxy(
+            "upstream: \(slow.url)\ntimeouts: { idle: 1s, upstream_response: 10s }\n", workers: 1)
+        let client = try RawClient(port: proxy.port)
+        client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
+        let response = try #require(client.readResponse(timeout: 10))
+        #expect(response.status == 200)
+        #expect(response.body == Array("slow".utf8))
+    }
 }

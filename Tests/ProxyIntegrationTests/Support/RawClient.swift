@@ -122,6 +122,8 @@ final class FakeUpstream: @unchecked Sendable {
         case slowRead(bytesPerSecond: Int)
         /// After a request head, shut down the sending side (FIN, no response) and keep reading.
         case halfCloseAfterHead
+        /// Answer each request this many seconds after its head arrived.
+        case respondAfter(seconds: Double, String)
     }
 
     let fd: Int32
@@ -193,6 +195,14 @@ final class FakeUpstream: @unchecked Sendable {
             switch behavior {
             case .silent, .slowRead:
                 continue
+            case .respondAfter(let seconds, let response):
+                while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    pending.removeSubrange(..<end.upperBound)
+                    Thread.sleep(forTimeInterval: seconds)
+                    _ = Array(response.utf8).withUnsafeBytes {
+                        Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                }
             case .halfCloseAfterHead:
                 if pending.firstRange(of: Array("\r\n\r\n".utf8)) != nil {
                     pending = []
