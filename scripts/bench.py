@@ -369,5 +369,13 @@ else:
     lines.append("(gnuplot missing: no plot)")
 os.makedirs(os.path.join(root, "docs"), exist_ok=True)
 open(os.path.join(root, "docs/benchmarks.md"), "w").write("\n".join(lines))
+# The README carries the same table between its bench markers.
+readme_path = os.path.join(root, "README.md")
+readme = open(readme_path).read()
+start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+if start in readme and end in readme:
+    table = "\n".join(lines[2:]).replace("(benchmarks.png)", "(docs/benchmarks.png)")
+    readme = readme[:readme.index(start) + len(start)] + "\n" + table + "\n" + readme[readme.index(end):]
+    open(readme_path, "w").write(readme)
 print("\n".join(lines[4:4 + 2 + len(candidates) * len(cases)]))
 print("wrote docs/benchmarks.md" + (" and docs/benchmarks.png" if gnuplot else ""))
