@@ -342,7 +342,6 @@ lines += ["", "![throughput per candidate](benchmarks.png)", "",
 
 data = os.path.join(work, "plot.dat")
 with open(data, "w") as handle:
-    handle.write("candidate large parallel small\n")
     for candidate in candidates:
         handle.write(f"{candidate} " + " ".join(f"{value(candidate, name)[0]:.0f}" for name, _ in cases) + "\n")
 gnuplot = shutil.which("gnuplot")
