@@ -15,7 +15,8 @@ REPEATS times per candidate (alternating order); medians are reported with the r
 nginx and to direct, with the proxy's peak RSS and CPU seconds (and the sink's CPU).
 
 Writes docs/benchmarks.md and docs/benchmarks.png (gnuplot). Environment: BENCH_REPEATS (3),
-BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all).
+BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all), BENCH_RSS_GIB (1: the
+size of each of the 8 uploads of the memory check; 0 skips it).
 """
 import json, os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
@@ -297,6 +298,20 @@ try:
                 shown = f"{result[0]:,.0f} req/s p99 {result[1]:.1f} ms" if isinstance(result, tuple) else f"{result:,.0f} MB/s"
                 print(f"bench: round {round_index + 1} {name:17} {candidate:9} {shown}, peak RSS {peak / 1024:.1f} MiB, "
                       f"CPU {cpu_after - cpu_before:.1f} s (sink {sink_after - sink_before:.1f} s)", flush=True)
+    # Memory bound at scale: 8 concurrent uploads of BENCH_RSS_GIB (1) GiB each through the
+    # heaviest FormGate candidate, once.
+    heavy = next((c for c in ("digests", "rules", "reencode") if c in candidates), None)
+    rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
+    if heavy and rss_gib > 0:
+        process, port = start(heavy)
+        sampler = Sampler(process.pid)
+        rate = large(port, 8, rss_gib << 30)
+        big_peak = (heavy, rss_gib, rate, sampler.stop())
+        stop(process)
+        print(f"bench: 8 × {rss_gib} GiB through {heavy}: {rate:,.0f} MB/s, peak RSS {big_peak[3] / 1024:.1f} MiB",
+              flush=True)
+    else:
+        big_peak = None
 finally:
     for process in processes:
         if process.poll() is None:
@@ -337,6 +352,9 @@ for candidate in candidates:
         lines.append(f"| {candidate} | {name} | {shown} | {ratio(candidate, name, 'nginx')} | "
                      f"{ratio(candidate, name, 'direct')} | {rss} | {median(cpu[candidate][name]):.1f} | "
                      f"{median(sink_cpu[candidate][name]):.1f} |")
+if big_peak:
+    lines += ["", f"Memory at scale: 8 concurrent {big_peak[1]} GiB uploads through `{big_peak[0]}`, once: "
+              f"{big_peak[2]:,.0f} MB/s, peak RSS {big_peak[3] / 1024:.1f} MiB."]
 lines += ["", "![throughput per candidate](benchmarks.png)", "",
           f"Whole run: {time.time() - began:.0f} s. Raw results per round are printed by `make bench`.", ""]
 
