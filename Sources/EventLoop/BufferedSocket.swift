@@ -40,15 +40,17 @@ public final class BufferedSocket {
     /// Whether the connection runs TLS.
     public let isTLS: Bool
 
-    /// The most one read or write moves (libevent's default is 16 KiB): with more ready,
-    /// fewer system calls and loop turns per byte.
-    public static let maxSingleTransfer = 256 * 1024
+    /// The most one write moves (libevent's default is 16 KiB): with more queued, fewer
+    /// system calls and loop turns per byte. (Reads: see `readAhead()`.)
+    public static let maxSingleWrite = 256 * 1024
+    /// What libevent 2.1 reads at most per wake-up (`evbuffer_read` caps each read at
+    /// EVBUFFER_MAX_READ, whatever the bufferevent's max single read says).
+    static let libeventReadCap = 4096
 
     private init(raw: OpaquePointer, isTLS: Bool) {
         self.raw = raw
         self.isTLS = isTLS
-        bufferevent_set_max_single_read(raw, Self.maxSingleTransfer)
-        bufferevent_set_max_single_write(raw, Self.maxSingleTransfer)
+        bufferevent_set_max_single_write(raw, Self.maxSingleWrite)
         bufferevent_setcb(
             raw, readTrampoline, writeTrampoline, eventTrampoline, Unmanaged.passRetained(self).toOpaque())
     }
@@ -190,18 +192,18 @@ public final class BufferedSocket {
     /// How many input bytes `readAhead()` may buffer (the read high watermark).
     private var readAheadLimit = 0
     /// The input's length when the delegate last returned: what libevent read since is the
-    /// difference, and less than its 4 KiB cap means the kernel had no more.
+    /// difference, and less than `libeventReadCap` means the kernel had no more.
     private var inputAfterDelegate = 0
 
-    /// libevent 2.1 reads at most 4 KiB per wake-up (`evbuffer_read` caps each read at
-    /// EVBUFFER_MAX_READ), which costs an epoll_wait, an ioctl and a readv per 4 KiB. After its
+    /// libevent 2.1 reads at most `libeventReadCap` bytes per wake-up, which costs an
+    /// epoll_wait, an ioctl and a readv per 4 KiB. After its
     /// read, this takes what the kernel already holds, in reads of up to 64 KiB, until the
     /// input holds `readAheadLimit` bytes. EOF and errors are left for libevent's next read.
     private func readAhead() {
         guard let raw, !isTLS, readAheadLimit > 0 else { return }
         let fd = bufferevent_getfd(raw)
         guard fd >= 0, let input = bufferevent_get_input(raw) else { return }
-        guard evbuffer_get_length(input) >= inputAfterDelegate + 4096 else { return }
+        guard evbuffer_get_length(input) >= inputAfterDelegate + Self.libeventReadCap else { return }
         // libevent freezes the end of a bufferevent's input except while it reads itself.
         evbuffer_unfreeze(input, 0)
         defer { evbuffer_freeze(input, 0) }

@@ -28,8 +28,8 @@ final class ClientConnection: BufferedSocketDelegate {
     /// and discarded until the client closes or `lingerMilliseconds` pass (nginx's
     /// lingering close), so the client reads the answer instead of a reset.
     var lingerAfterFlush = false
-    var lingering = false
     var headerTimer: Timer?
+    /// Set while lingering: closes the connection when the time is up.
     var lingerTimer: Timer?
     static let lingerMilliseconds: Int64 = 5_000
 
@@ -69,7 +69,7 @@ final class ClientConnection: BufferedSocketDelegate {
     }
 
     func socket(_ socket: BufferedSocket, events: SocketEvents) {
-        if lingering { return close() }
+        if lingerTimer != nil { return close() }
         if events.contains(.timeout) {
             if events.contains(.reading), let exchange, exchange.clientBodyRead {
                 // The whole request is in: a silent client is waiting for its answer (the
@@ -212,9 +212,8 @@ final class ClientConnection: BufferedSocketDelegate {
 
     /// The output is flushed: close, or half-close and linger.
     private func finishClosing() {
-        if lingering { return }
+        if lingerTimer != nil { return }
         guard lingerAfterFlush else { return close() }
-        lingering = true
         socket.shutdownWrite()
         socket.setReading(true)
         lingerTimer = Timer(base: worker.base) { [unowned self] in self.close() }

@@ -102,19 +102,19 @@ public struct Template: Sendable, Equatable {
     }
 
     private func hexWord(_ random: inout some RandomNumberGenerator) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var word = random.next()
         var out: [UInt8] = []
         for _ in 0..<16 {
-            out.append(digits[Int(word & 15)])
+            out.append(Self.hexDigits[Int(word & 15)])
             word >>= 4
         }
         return String(decoding: out, as: UTF8.self)
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// A random (version 4) UUID in lower case.
     private func uuid(_ random: inout some RandomNumberGenerator) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var bytes: [UInt8] = []
         for _ in 0..<2 {
             var word = random.next() as UInt64
@@ -129,8 +129,8 @@ public struct Template: Sendable, Equatable {
         out.reserveCapacity(36)
         for (index, byte) in bytes.enumerated() {
             if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
+            out.append(Self.hexDigits[Int(byte >> 4)])
+            out.append(Self.hexDigits[Int(byte & 15)])
         }
         return String(decoding: out, as: UTF8.self)
     }

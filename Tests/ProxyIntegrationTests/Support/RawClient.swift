@@ -195,14 +195,6 @@ final class FakeUpstream: @unchecked Sendable {
             switch behavior {
             case .silent, .slowRead:
                 continue
-            case .respondAfter(let seconds, let response):
-                while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
-                    pending.removeSubrange(..<end.upperBound)
-                    Thread.sleep(forTimeInterval: seconds)
-                    _ = Array(response.utf8).withUnsafeBytes {
-                        Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                    }
-                }
             case .halfCloseAfterHead:
                 if pending.firstRange(of: Array("\r\n\r\n".utf8)) != nil {
                     pending = []
@@ -214,9 +206,12 @@ final class FakeUpstream: @unchecked Sendable {
                     setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
                     return
                 }
-            case .respond(let response):
+            case .respond(let response), .respondAfter(_, let response):
                 while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                     pending.removeSubrange(..<end.upperBound)
+                    if case .respondAfter(let seconds, _) = behavior {
+                        Thread.sleep(forTimeInterval: seconds)
+                    }
                     _ = Array(response.utf8).withUnsafeBytes {
                         Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                     }

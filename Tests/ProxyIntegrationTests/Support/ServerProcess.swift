@@ -63,22 +63,17 @@ final class ServerProcess: @unchecked Sendable {
     var pid: Int32 { process.processIdentifier }
 
     /// Peak resident memory (VmHWM) in KiB.
-    var peakRSSKiB: Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
-            return -1
-        }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
-        }
-        return -1
-    }
+    var peakRSSKiB: Int { statusKiB("VmHWM:") }
 
     /// Resident memory now (VmRSS) in KiB.
-    var residentKiB: Int {
+    var residentKiB: Int { statusKiB("VmRSS:") }
+
+    /// A KiB figure from `/proc/PID/status` (-1 when unreadable).
+    private func statusKiB(_ key: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
             return -1
         }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(key) {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
         }
         return -1
