@@ -15,8 +15,9 @@ REPEATS times per candidate (alternating order); medians are reported with the r
 nginx and to direct, with the proxy's peak RSS and CPU seconds (and the sink's CPU).
 
 Writes docs/benchmarks.md and docs/benchmarks.png (gnuplot). Environment: BENCH_REPEATS (3),
-BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all), BENCH_RSS_GIB (1: the
-size of each of the 8 uploads of the memory check; 0 skips it).
+BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all), BENCH_CASES ("1x 8x small";
+a subset only prints), BENCH_RSS_GIB (1: the size of each of the 8 uploads of the memory check; 0
+skips it).
 """
 import json, os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
@@ -271,6 +272,11 @@ def mib(count):
 cases = [(f"1 × {mib(large_mib)}", lambda port: large(port, 1, large_mib << 20)),
          (f"8 × {mib(large_mib // 8)}", lambda port: large(port, 8, (large_mib // 8) << 20)),
          ("4 KiB × 64 conns", small)]
+# BENCH_CASES picks some of them by keyword (1x, 8x, small); a partial run prints its table but
+# leaves docs/ and the README alone.
+wanted = os.environ.get("BENCH_CASES", "1x 8x small").split()
+partial = len(wanted) < 3
+cases = [case for case, key in zip(cases, ["1x", "8x", "small"]) if key in wanted]
 measured = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
 peaks = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
 cpu = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
@@ -358,6 +364,9 @@ if big_peak:
 lines += ["", "![throughput per candidate](benchmarks.png)", "",
           f"Whole run: {time.time() - began:.0f} s. Raw results per round are printed by `make bench`.", ""]
 
+if partial:
+    print("\n".join(lines[4:4 + 2 + len(candidates) * len(cases)]))
+    sys.exit(0)
 data = os.path.join(work, "plot.dat")
 with open(data, "w") as handle:
     for candidate in candidates:

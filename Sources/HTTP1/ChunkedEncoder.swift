@@ -4,7 +4,19 @@ public import HTTPCore
 public enum ChunkedEncoder {
     /// The size line for a chunk of `count` bytes (`count` > 0).
     public static func chunkHeader(_ count: Int) -> [UInt8] {
-        Array(String(count, radix: 16).utf8) + [0x0D, 0x0A]
+        var digits = 1
+        while count >> (4 * digits) > 0, digits < 16 { digits += 1 }
+        return [UInt8](unsafeUninitializedCapacity: digits + 2) { buffer, initialized in
+            var value = count
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                let nibble = UInt8(value & 15)
+                buffer[index] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble  // lower-case hex
+                value >>= 4
+            }
+            buffer[digits] = 0x0D
+            buffer[digits + 1] = 0x0A
+            initialized = digits + 2
+        }
     }
 
     /// Writes one chunk holding `bytes`; writes nothing for an empty buffer (an empty chunk

@@ -167,10 +167,13 @@ extension ClientConnection {
     }
 
     /// Where request body bytes go next: the spool, the upstream's output once the head is
-    /// there, or the staging buffer while the upstream is not connected yet.
+    /// there, or the staging buffer while the upstream is not connected yet. Staged bytes are
+    /// unframed: the head decides (an exact Content-Length when the whole body is staged,
+    /// else one chunk for what is staged).
     func bodyTarget(_ exchange: Exchange) -> BodySink.Target {
         if let spool = exchange.spool { return .spool(spool) }
-        let output = exchange.upstreamHeadSent ? exchange.upstream!.socket.output : exchange.staging.buffer
+        guard exchange.upstreamHeadSent else { return .plain(exchange.staging.buffer) }
+        let output = exchange.upstream!.socket.output
         return exchange.upstreamFraming == .chunked ? .chunked(output) : .plain(output)
     }
 
@@ -275,11 +278,8 @@ extension ClientConnection {
             }
             return connectUpstream()
         }
-        if exchange.upstreamFraming == .chunked {
-            switch bodyTarget(exchange) {
-            case .chunked(let output), .plain(let output): output.add("0\r\n\r\n")
-            case .spool: break
-            }
+        if exchange.upstreamFraming == .chunked, exchange.upstreamHeadSent, let upstream = exchange.upstream {
+            upstream.socket.output.add("0\r\n\r\n")
         }
         if exchange.upstreamHeadSent {
             requestFullySent()

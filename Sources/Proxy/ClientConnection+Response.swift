@@ -37,8 +37,23 @@ extension ClientConnection: UpstreamOwner {
             exchange.upstreamHeadSent = true
             return requestFullySent()
         }
-        output.add(upstreamHead(exchange, contentLength: nil))
-        exchange.staging.buffer.moveAll(to: output)
+        let staged = exchange.staging.buffer
+        if exchange.upstreamFraming == .chunked, exchange.clientBodyRead {
+            // The whole body was read before the head goes out (small uploads): an exact
+            // Content-Length instead of chunks, which legacy upstreams read more readily.
+            output.add(upstreamHead(exchange, contentLength: Int64(staged.count)))
+            staged.moveAll(to: output)
+        } else if exchange.upstreamFraming == .chunked {
+            output.add(upstreamHead(exchange, contentLength: nil))
+            if staged.count > 0 {
+                output.add(ChunkedEncoder.chunkHeader(staged.count))
+                staged.moveAll(to: output)
+                output.add("\r\n")
+            }
+        } else {
+            output.add(upstreamHead(exchange, contentLength: nil))
+            staged.moveAll(to: output)
+        }
         exchange.upstreamHeadSent = true
         if exchange.clientBodyRead {
             requestFullySent()

@@ -19,6 +19,15 @@ import Testing
         return (data, decoder.isComplete ? consumed : -1)
     }
 
+    @Test func chunkSizeLinesAreLowerCaseHex() {
+        var sizes = [1, 9, 10, 15, 16, 255, 256, 4096, 65535, 1 << 40, Int.max]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1000 { sizes.append(Int.random(in: 1...Int.max, using: &generator) >> Int.random(in: 0...62)) }
+        for size in sizes where size > 0 {
+            #expect(ChunkedEncoder.chunkHeader(size) == Array((String(size, radix: 16) + "\r\n").utf8))
+        }
+    }
+
     @Test func decodesAtEverySplit() throws {
         let body = Array(
             "5;ext=\"a;b\"\r\nhello\r\n1A\r\n\(String(repeating: "z", count: 26))\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT"
