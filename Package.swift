@@ -19,6 +19,7 @@ let package = Package(
     targets: [
         .target(name: "HTTPCore", swiftSettings: strict),
         .target(name: "CByteSearch"),
+        .target(name: "CEventWrite", dependencies: ["CLibevent"]),
         .systemLibrary(
             name: "CLibevent", pkgConfig: "libevent_openssl",
             providers: [.apt(["libevent-dev"])]),
@@ -35,7 +36,8 @@ let package = Package(
                 "HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib", "CMagic",
             ],
             swiftSettings: strict),
-        .target(name: "EventLoop", dependencies: ["CLibevent", "CCrypto"], swiftSettings: strict),
+        .target(
+            name: "EventLoop", dependencies: ["CLibevent", "CCrypto", "CEventWrite"], swiftSettings: strict),
         .target(name: "Config", dependencies: ["CYAML", "UploadRules", "HTTPCore"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(

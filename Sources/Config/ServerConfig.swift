@@ -190,14 +190,28 @@ extension ServerConfig {
     /// The route for a request: the longest matching path prefix (host-specific routes first
     /// among equals).
     public func route(path: Substring, host: String?) -> Route? {
-        let hostOnly = host.map { value -> String in
-            if value.hasPrefix("["), let close = value.firstIndex(of: "]") { return String(value[...close]) }
-            return String(value.split(separator: ":", maxSplits: 1).first ?? "")
-        }
-        return routes.filter { $0.matches(path: path, host: hostOnly) }
-            .max {
-                ($0.pathPrefix.count, $0.host == nil ? 0 : 1) < ($1.pathPrefix.count, $1.host == nil ? 0 : 1)
+        // Computed only when a route names a host.
+        var hostOnly: String??
+        var best: Int?
+        var bestKey = (-1, -1)
+        for index in routes.indices {
+            if routes[index].host != nil, hostOnly == nil {
+                hostOnly = .some(
+                    host.map { value -> String in
+                        if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+                            return String(value[...close])
+                        }
+                        return String(value.split(separator: ":", maxSplits: 1).first ?? "")
+                    })
             }
+            guard routes[index].matches(path: path, host: hostOnly ?? nil) else { continue }
+            let key = (routes[index].pathPrefix.utf8.count, routes[index].host == nil ? 0 : 1)
+            if key > bestKey {  // the first of equals wins
+                best = index
+                bestKey = key
+            }
+        }
+        return best.map { routes[$0] }
     }
 }
 

@@ -1,4 +1,5 @@
 import CCrypto
+import CEventWrite
 import CLibevent
 
 #if canImport(Glibc)
@@ -47,12 +48,25 @@ public final class BufferedSocket {
     /// EVBUFFER_MAX_READ, whatever the bufferevent's max single read says).
     static let libeventReadCap = 4096
 
-    private init(raw: OpaquePointer, isTLS: Bool) {
+    /// The loop the socket lives on.
+    unowned let base: EventBase
+    /// Whether queued output is written as soon as the callback that queued it returns
+    /// (plain TCP, once connected); TLS goes through libevent's write event.
+    private var writesDirectly: Bool
+    /// In `base.pendingWrites`.
+    private var queuedForWrite = false
+
+    private init(raw: OpaquePointer, base: EventBase, isTLS: Bool, connected: Bool) {
         self.raw = raw
+        self.base = base
         self.isTLS = isTLS
+        self.writesDirectly = connected && !isTLS
         bufferevent_set_max_single_write(raw, Self.maxSingleWrite)
-        bufferevent_setcb(
-            raw, readTrampoline, writeTrampoline, eventTrampoline, Unmanaged.passRetained(self).toOpaque())
+        let context = Unmanaged.passRetained(self).toOpaque()
+        bufferevent_setcb(raw, readTrampoline, writeTrampoline, eventTrampoline, context)
+        if !isTLS, let output = bufferevent_get_output(raw) {
+            _ = evbuffer_add_cb(output, outputTrampoline, context)
+        }
     }
 
     /// Wraps an accepted socket (non-blocking, closed with the bufferevent).
@@ -63,7 +77,7 @@ public final class BufferedSocket {
             Glibc.close(fd)
             throw EventLoopError("bufferevent_socket_new failed")
         }
-        return BufferedSocket(raw: raw, isTLS: false)
+        return BufferedSocket(raw: raw, base: base, isTLS: false, connected: true)
     }
 
     /// Starts connecting to `host:port`; host names are resolved with the loop's evdns.
@@ -83,7 +97,7 @@ public final class BufferedSocket {
             raw = bufferevent_socket_new(base.raw, -1, options)
         }
         guard let raw else { throw EventLoopError("bufferevent_socket_new failed") }
-        let socket = BufferedSocket(raw: raw, isTLS: tls != nil)
+        let socket = BufferedSocket(raw: raw, base: base, isTLS: tls != nil, connected: false)
         socket.delegate = delegate
         let result: Int32
         if let literal = try? SocketAddress(
@@ -227,13 +241,41 @@ public final class BufferedSocket {
         }
     }
 
+    /// Output was added: write it when the current callback returns.
+    fileprivate func outputGrew() {
+        guard writesDirectly, !queuedForWrite, raw != nil else { return }
+        queuedForWrite = true
+        base.pendingWrites.append(self)
+    }
+
+    /// Writes what the kernel takes now. When the output drains, the write event libevent
+    /// armed is cancelled and the delegate hears `socketWritable`, as after libevent's own
+    /// write; otherwise (a full socket buffer, an error) libevent's write event carries on.
+    func writeNow() {
+        queuedForWrite = false
+        guard let raw, writesDirectly, let output = bufferevent_get_output(raw) else { return }
+        let fd = bufferevent_getfd(raw)
+        guard fd >= 0, evbuffer_get_length(output) > 0 else { return }
+        // As libevent's own write callback does: the start of a bufferevent's output is frozen
+        // except while it is written.
+        evbuffer_unfreeze(output, 1)
+        let written = evbuffer_write_atmost(output, fd, Self.maxSingleWrite)
+        evbuffer_freeze(output, 1)
+        guard written > 0, evbuffer_get_length(output) == 0 else { return }
+        fg_bufferevent_stop_writing(UnsafeMutableRawPointer(raw))
+        delegate?.socketWritable(self)
+    }
+
     fileprivate func readable() {
         readAhead()
         delegate?.socketReadable(self)
         if let raw, let input = bufferevent_get_input(raw) { inputAfterDelegate = evbuffer_get_length(input) }
     }
     fileprivate func writable() { delegate?.socketWritable(self) }
-    fileprivate func event(_ events: Int16) { delegate?.socket(self, events: SocketEvents(rawValue: events)) }
+    fileprivate func event(_ events: Int16) {
+        if SocketEvents(rawValue: events).contains(.connected) { writesDirectly = !isTLS }
+        delegate?.socket(self, events: SocketEvents(rawValue: events))
+    }
 }
 
 private func socket(_ context: UnsafeMutableRawPointer?) -> BufferedSocket {
@@ -241,17 +283,31 @@ private func socket(_ context: UnsafeMutableRawPointer?) -> BufferedSocket {
 }
 
 // The callee may close (and so release) the socket; keep it alive until the call returns.
+// After each callback, the output it queued on any socket of the loop is written directly.
 private func readTrampoline(_ raw: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     let target = socket(context)
+    let base = target.base
     withExtendedLifetime(target) { target.readable() }
+    base.flushWrites()
 }
 
 private func writeTrampoline(_ raw: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     let target = socket(context)
+    let base = target.base
     withExtendedLifetime(target) { target.writable() }
+    base.flushWrites()
 }
 
 private func eventTrampoline(_ raw: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
     let target = socket(context)
+    let base = target.base
     withExtendedLifetime(target) { target.event(events) }
+    base.flushWrites()
+}
+
+private func outputTrampoline(
+    _ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ context: UnsafeMutableRawPointer?
+) {
+    guard let info, info.pointee.n_added > 0 else { return }
+    socket(context).outputGrew()
 }

@@ -68,6 +68,21 @@ public final class EventBase {
         return dnsBase
     }
 
+    /// Plain sockets whose output grew during the current callback; `flushWrites()` writes
+    /// them when the callback returns, without waiting for a write event.
+    var pendingWrites: [BufferedSocket] = []
+    private var flushingWrites = false
+
+    /// Writes the output queued during the callback that is returning straight to the
+    /// sockets (what the kernel takes; the rest waits for a write event as before). Saves a
+    /// loop turn and two epoll_ctl per response and per request forwarded.
+    func flushWrites() {
+        guard !flushingWrites, !pendingWrites.isEmpty else { return }
+        flushingWrites = true
+        defer { flushingWrites = false }
+        while let socket = pendingWrites.popLast() { socket.writeNow() }
+    }
+
     /// The loop's cached monotonic time in milliseconds (cheap; updated once per iteration).
     public var nowMilliseconds: Int64 {
         var now = timeval()

@@ -81,12 +81,11 @@ extension ClientConnection {
         if buffering, upstreamFraming == .chunked {
             do throws(ProxyError) {
                 exchange.spool = try Spool(directory: config.tempDirectory)
-                if case .multipart(var pipeline) = body, pipeline.rewriter.splitsFiles {
+                if case .multipart(let pipeline) = body, pipeline.rewriter.splitsFiles {
                     // order: fields_first — file parts wait in a second spool.
                     let files = try Spool(directory: config.tempDirectory)
                     exchange.fileSpool = files
                     pipeline.rewriter.deferred = BodySink(.spool(files))
-                    body = .multipart(pipeline)
                 }
             } catch {
                 return fail(error)
@@ -134,7 +133,7 @@ extension ClientConnection {
             headers.set(name: "Content-Type", value: pipeline.rewriter.encoder.contentType)
         }
         var forwarded = headers["X-Forwarded-For"].map { $0 + ", " } ?? ""
-        forwarded += peer.host
+        forwarded += peerHost
         headers.set(name: "X-Forwarded-For", value: forwarded)
         headers.set(name: "X-Forwarded-Proto", value: "http")
         if let originalHost { headers.append(name: "X-Forwarded-Host", value: originalHost) }
@@ -212,8 +211,7 @@ extension ClientConnection {
                         failure = ProxyError(error)
                     }
                 }
-            case .multipart(var pipeline):
-                exchange.body = .passthrough  // so the pipeline is mutated in place, not copied
+            case .multipart(let pipeline):
                 pipeline.rewriter.sink = BodySink(target)
                 var multipartFailure: ProxyError?
                 do throws(HTTP1Error) {
@@ -229,7 +227,6 @@ extension ClientConnection {
                     failure = ProxyError(error)
                 }
                 if let multipartFailure { failure = multipartFailure }
-                exchange.body = .multipart(pipeline)
             }
             if let failure { return fail(failure) }
             exchange.bytesIn += exchange.decoder.payloadBytes - before
@@ -262,15 +259,13 @@ extension ClientConnection {
         exchange.clientBodyRead = true
         // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
         // request or a FIN, kept in the input (bounded by the watermark) until the answer.
-        if case .multipart(var pipeline) = exchange.body {
-            exchange.body = .passthrough
+        if case .multipart(let pipeline) = exchange.body {
             pipeline.rewriter.sink = BodySink(bodyTarget(exchange))
             do throws(ProxyError) {
                 try pipeline.finish()
             } catch {
                 return fail(error)
             }
-            exchange.body = .multipart(pipeline)
         }
         if let spool = exchange.spool {
             guard spool.flush(), exchange.fileSpool?.flush() ?? true else {

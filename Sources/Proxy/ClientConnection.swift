@@ -19,6 +19,8 @@ final class ClientConnection: BufferedSocketDelegate {
     /// The configuration of the current request (taken from the worker when it starts).
     var config: ServerConfig
     let peer: SocketAddress
+    /// The peer's numeric address, formatted once (X-Forwarded-For, logs).
+    lazy var peerHost = peer.host
     var scanner: HeadScanner
     var exchange: Exchange?
     var closing = false
@@ -154,7 +156,7 @@ final class ClientConnection: BufferedSocketDelegate {
         if error.status >= 500 {
             ErrorLog.shared.write(
                 .warn,
-                "\(error.status) for \(peer.host) \(exchange?.head.method ?? "-") \(exchange.map { String($0.head.path) } ?? "-"): \(error.detail)"
+                "\(error.status) for \(peerHost) \(exchange?.head.method ?? "-") \(exchange.map { String($0.head.path) } ?? "-"): \(error.detail)"
             )
         }
         if let exchange {

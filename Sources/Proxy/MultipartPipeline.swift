@@ -2,13 +2,18 @@ import MultipartParsing
 import UploadRules
 
 /// A request's multipart parser and the route's rules it feeds; the rules re-encode into a
-/// `BodySink` under a fresh boundary.
-struct MultipartPipeline {
+/// `BodySink` under a fresh boundary. A class: the exchange feeds it in place, never copies.
+final class MultipartPipeline {
     var parser: MultipartParser
     var rewriter: RulePipeline<BodySink>
 
+    init(parser: MultipartParser, rewriter: RulePipeline<BodySink>) {
+        self.parser = parser
+        self.rewriter = rewriter
+    }
+
     /// Parses `bytes`; parser errors and rule refusals become the client's error.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(ProxyError) {
+    func feed(_ bytes: UnsafeRawBufferPointer) throws(ProxyError) {
         do throws(MultipartError) {
             try parser.feed(bytes, into: &rewriter)
         } catch {
@@ -21,7 +26,7 @@ struct MultipartPipeline {
     }
 
     /// Ends the body: the closing delimiter must have been read.
-    mutating func finish() throws(ProxyError) {
+    func finish() throws(ProxyError) {
         do throws(MultipartError) {
             try parser.finish(into: &rewriter)
         } catch {

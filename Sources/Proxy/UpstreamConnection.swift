@@ -94,8 +94,7 @@ final class UpstreamPool {
     func acquire(_ target: UpstreamURL, owner: any UpstreamOwner, connectTimeout: Int64) throws(ProxyError)
         -> UpstreamConnection
     {
-        while var list = idle[target], let connection = list.popLast() {
-            idle[target] = list
+        while let connection = idle[target]?.popLast() {
             guard connection.socket.raw != nil else { continue }
             connection.owner = owner
             connection.socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
