@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         .target(name: "HTTPCore", swiftSettings: strict),
         .target(name: "CByteSearch"),
-        .target(name: "CEventWrite", dependencies: ["CLibevent"]),
+        .target(name: "CEventSupport", dependencies: ["CLibevent"]),
         .systemLibrary(
             name: "CLibevent", pkgConfig: "libevent_openssl",
             providers: [.apt(["libevent-dev"])]),
@@ -37,7 +37,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
-            name: "EventLoop", dependencies: ["CLibevent", "CCrypto", "CEventWrite"], swiftSettings: strict),
+            name: "EventLoop", dependencies: ["CLibevent", "CCrypto", "CEventSupport"], swiftSettings: strict),
         .target(name: "Config", dependencies: ["CYAML", "UploadRules", "HTTPCore"], swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(

@@ -179,10 +179,12 @@ public struct Route: Sendable {
     /// `/upload`, `/upload/x` and `/upload?x`, not `/uploads`).
     public func matches(path: Substring, host requestHost: String?) -> Bool {
         if let host, host.lowercased() != requestHost?.lowercased() { return false }
-        guard path.hasPrefix(pathPrefix) else { return false }
-        if pathPrefix.hasSuffix("/") || path.count == pathPrefix.count { return true }
-        let next = path[path.index(path.startIndex, offsetBy: pathPrefix.count)]
-        return next == "/"
+        // Request targets are ASCII (the head parser refuses anything else): compare bytes.
+        let bytes = path.utf8
+        guard bytes.starts(with: pathPrefix.utf8) else { return false }
+        let prefixLength = pathPrefix.utf8.count
+        if pathPrefix.utf8.last == UInt8(ascii: "/") || bytes.count == prefixLength { return true }
+        return bytes[bytes.index(bytes.startIndex, offsetBy: prefixLength)] == UInt8(ascii: "/")
     }
 }
 

@@ -1,5 +1,5 @@
 import CCrypto
-import CEventWrite
+import CEventSupport
 import CLibevent
 
 #if canImport(Glibc)
@@ -42,11 +42,13 @@ public final class BufferedSocket {
     public let isTLS: Bool
 
     /// The most one write moves (libevent's default is 16 KiB): with more queued, fewer
-    /// system calls and loop turns per byte. (Reads: see `readAhead()`.)
+    /// system calls and loop turns per byte.
     public static let maxSingleWrite = 256 * 1024
-    /// What libevent 2.1 reads at most per wake-up (`evbuffer_read` caps each read at
-    /// EVBUFFER_MAX_READ, whatever the bufferevent's max single read says).
-    static let libeventReadCap = 4096
+    /// The most one `recv` takes. Plain sockets read for themselves (`readNow()`): libevent
+    /// 2.1's bufferevent asks FIONREAD before each read and then reads at most 4 KiB. A little
+    /// under 64 KiB, so that with libevent's chain header each chain is one 64 KiB block
+    /// (64 KiB of data would take a 128 KiB one).
+    static let maxSingleRead = 64 * 1024 - 256
 
     /// The loop the socket lives on.
     unowned let base: EventBase
@@ -55,6 +57,14 @@ public final class BufferedSocket {
     private var writesDirectly: Bool
     /// In `base.pendingWrites`.
     private var queuedForWrite = false
+    /// Plain sockets: the read event (created once the descriptor exists), whether reading
+    /// is wanted, whether it is paused because the input reached `readHigh`, and the read
+    /// inactivity timeout. TLS sockets read through the bufferevent.
+    private var readEvent: OpaquePointer?
+    private var readingWanted = false
+    private var pausedAtWatermark = false
+    private var readHigh = 0
+    private var readTimeoutMilliseconds: Int64 = 0
 
     private init(raw: OpaquePointer, base: EventBase, isTLS: Bool, connected: Bool) {
         self.raw = raw
@@ -64,8 +74,9 @@ public final class BufferedSocket {
         bufferevent_set_max_single_write(raw, Self.maxSingleWrite)
         let context = Unmanaged.passRetained(self).toOpaque()
         bufferevent_setcb(raw, readTrampoline, writeTrampoline, eventTrampoline, context)
-        if !isTLS, let output = bufferevent_get_output(raw) {
+        if !isTLS, let output = bufferevent_get_output(raw), let input = bufferevent_get_input(raw) {
             _ = evbuffer_add_cb(output, outputTrampoline, context)
+            _ = evbuffer_add_cb(input, inputTrampoline, context)
         }
     }
 
@@ -122,41 +133,91 @@ public final class BufferedSocket {
     /// Starts or stops reading (backpressure).
     public func setReading(_ enabled: Bool) {
         guard let raw else { return }
-        if enabled {
-            if let input = bufferevent_get_input(raw) { inputAfterDelegate = evbuffer_get_length(input) }
-            bufferevent_enable(raw, FG_EV_READ)
-        } else {
-            bufferevent_disable(raw, FG_EV_READ)
+        if isTLS {
+            if enabled {
+                bufferevent_enable(raw, FG_EV_READ)
+            } else {
+                bufferevent_disable(raw, FG_EV_READ)
+            }
+            return
         }
+        readingWanted = enabled
+        updateReadEvent()
     }
 
     /// Enables reading and writing.
     public func enable() {
         guard let raw else { return }
-        bufferevent_enable(raw, FG_EV_READ | FG_EV_WRITE)
+        bufferevent_enable(raw, FG_EV_WRITE)
+        setReading(true)
     }
 
-    /// Sets the read high watermark (libevent stops reading above it) and the write low
-    /// watermark (the write callback fires when output drains to it).
+    /// Sets the read high watermark (reading pauses while the input holds that much) and the
+    /// write low watermark (the write callback fires when output drains to it).
     public func setWatermarks(readHigh: Int, writeLow: Int) {
-        readAheadLimit = readHigh
+        self.readHigh = readHigh
         guard let raw else { return }
-        bufferevent_setwatermark(raw, FG_EV_READ, 0, readHigh)
+        if isTLS { bufferevent_setwatermark(raw, FG_EV_READ, 0, readHigh) }
         bufferevent_setwatermark(raw, FG_EV_WRITE, writeLow, 0)
+        updateReadEvent()
     }
 
-    /// Sets the read and write inactivity timeouts (0 = none).
+    /// Sets the read and write inactivity timeouts (0 = none). A pending read restarts its
+    /// clock, as with libevent's bufferevents.
     public func setTimeouts(readMilliseconds: Int64, writeMilliseconds: Int64) {
         guard let raw else { return }
-        var read = timeval(
-            tv_sec: Int(readMilliseconds / 1000), tv_usec: Int((readMilliseconds % 1000) * 1000))
-        var write = timeval(
-            tv_sec: Int(writeMilliseconds / 1000), tv_usec: Int((writeMilliseconds % 1000) * 1000))
-        withUnsafePointer(to: &read) { read in
-            withUnsafePointer(to: &write) { write in
-                _ = bufferevent_set_timeouts(
-                    raw, readMilliseconds > 0 ? read : nil, writeMilliseconds > 0 ? write : nil)
+        var read = Self.timeval(milliseconds: readMilliseconds)
+        var write = Self.timeval(milliseconds: writeMilliseconds)
+        if isTLS {
+            withUnsafePointer(to: &read) { read in
+                withUnsafePointer(to: &write) { write in
+                    _ = bufferevent_set_timeouts(
+                        raw, readMilliseconds > 0 ? read : nil, writeMilliseconds > 0 ? write : nil)
+                }
             }
+            return
+        }
+        withUnsafePointer(to: &write) { write in
+            _ = bufferevent_set_timeouts(raw, nil, writeMilliseconds > 0 ? write : nil)
+        }
+        readTimeoutMilliseconds = readMilliseconds
+        if let readEvent, event_pending(readEvent, FG_EV_READ, nil) != 0 {
+            addReadEvent(readEvent)
+        }
+    }
+
+    private static func timeval(milliseconds: Int64) -> Glibc.timeval {
+        Glibc.timeval(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
+    }
+
+    private func addReadEvent(_ event: OpaquePointer) {
+        if readTimeoutMilliseconds > 0 {
+            var timeout = Self.timeval(milliseconds: readTimeoutMilliseconds)
+            event_add(event, &timeout)
+        } else {
+            event_add(event, nil)
+        }
+    }
+
+    /// Arms or disarms the read event of a plain socket: armed while reading is wanted and
+    /// the input is below the high watermark.
+    private func updateReadEvent() {
+        guard let raw, !isTLS else { return }
+        if readEvent == nil {
+            let fd = bufferevent_getfd(raw)
+            guard fd >= 0, readingWanted else { return }
+            readEvent = event_new(
+                base.raw, fd, FG_EV_READ | FG_EV_PERSIST, readEventTrampoline,
+                Unmanaged.passUnretained(self).toOpaque())
+        }
+        guard let readEvent else { return }
+        let length = bufferevent_get_input(raw).map { evbuffer_get_length($0) } ?? 0
+        pausedAtWatermark = readHigh > 0 && length >= readHigh
+        let armed = event_pending(readEvent, FG_EV_READ, nil) != 0
+        if readingWanted && !pausedAtWatermark {
+            if !armed { addReadEvent(readEvent) }
+        } else if armed {
+            event_del(readEvent)
         }
     }
 
@@ -195,6 +256,10 @@ public final class BufferedSocket {
         guard let raw else { return }
         self.raw = nil
         delegate = nil
+        if let readEvent {
+            event_free(readEvent)
+            self.readEvent = nil
+        }
         if isTLS, let ssl = bufferevent_openssl_get_ssl(raw) {
             SSL_set_shutdown(ssl, SSL_RECEIVED_SHUTDOWN)
             bufferevent_openssl_set_allow_dirty_shutdown(raw, 1)
@@ -203,42 +268,63 @@ public final class BufferedSocket {
         Unmanaged.passUnretained(self).release()
     }
 
-    /// How many input bytes `readAhead()` may buffer (the read high watermark).
-    private var readAheadLimit = 0
-    /// The input's length when the delegate last returned: what libevent read since is the
-    /// difference, and less than `libeventReadCap` means the kernel had no more.
-    private var inputAfterDelegate = 0
-
-    /// libevent 2.1 reads at most `libeventReadCap` bytes per wake-up, which costs an
-    /// epoll_wait, an ioctl and a readv per 4 KiB. After its
-    /// read, this takes what the kernel already holds, in reads of up to 64 KiB, until the
-    /// input holds `readAheadLimit` bytes. EOF and errors are left for libevent's next read.
-    private func readAhead() {
-        guard let raw, !isTLS, readAheadLimit > 0 else { return }
+    /// A plain socket's read event fired: take what the kernel holds (up to the high
+    /// watermark, in `recv`s of up to 64 KiB), then tell the delegate. End of file, errors
+    /// and timeouts stop reading and are reported as libevent's bufferevents report them.
+    fileprivate func readNow(_ what: Int16) {
+        guard let raw, let input = bufferevent_get_input(raw) else { return }
+        if what & FG_EV_TIMEOUT != 0 {
+            readingWanted = false
+            updateReadEvent()
+            delegate?.socket(self, events: [.reading, .timeout])
+            return
+        }
         let fd = bufferevent_getfd(raw)
-        guard fd >= 0, let input = bufferevent_get_input(raw) else { return }
-        guard evbuffer_get_length(input) >= inputAfterDelegate + Self.libeventReadCap else { return }
-        // libevent freezes the end of a bufferevent's input except while it reads itself.
-        evbuffer_unfreeze(input, 0)
-        defer { evbuffer_freeze(input, 0) }
         var length = evbuffer_get_length(input)
-        while length < readAheadLimit {
-            let want = min(64 * 1024, readAheadLimit - length)
+        var received = 0
+        var failure: SocketEvents?
+        // The end of a bufferevent's input is frozen except while it is filled.
+        evbuffer_unfreeze(input, 0)
+        while readHigh <= 0 || length < readHigh {
+            let want = readHigh > 0 ? min(Self.maxSingleRead, readHigh - length) : Self.maxSingleRead
             var vector = iovec()
-            guard evbuffer_reserve_space(input, want, &vector, 1) >= 1, let base = vector.iov_base else {
-                return
+            guard evbuffer_reserve_space(input, want, &vector, 1) >= 1, let start = vector.iov_base else {
+                break
             }
-            let received = recv(fd, base, min(vector.iov_len, want), 0)
-            guard received > 0 else {
+            let count = recv(fd, start, min(vector.iov_len, want), 0)
+            if count <= 0 {
+                let error = errno
                 vector.iov_len = 0
                 evbuffer_commit_space(input, &vector, 1)
-                return
+                if count == 0 {
+                    failure = [.reading, .endOfFile]
+                } else if error != EAGAIN && error != EWOULDBLOCK && error != EINTR {
+                    failure = [.reading, .error]
+                }
+                break
             }
-            vector.iov_len = received
+            vector.iov_len = count
             evbuffer_commit_space(input, &vector, 1)
-            length += received
-            if received < want { return }
+            length += count
+            received += count
+            if count < want { break }
         }
+        evbuffer_freeze(input, 0)
+        if let failure, received == 0 {
+            readingWanted = false
+            updateReadEvent()
+            delegate?.socket(self, events: failure)
+            return
+        }
+        // An end of file or error after data is seen again on the next wake-up.
+        updateReadEvent()
+        if received > 0 { delegate?.socketReadable(self) }
+    }
+
+    /// Input was consumed: reading resumes below the high watermark.
+    fileprivate func inputShrank() {
+        guard pausedAtWatermark, raw != nil else { return }
+        updateReadEvent()
     }
 
     /// Output was added: write it when the current callback returns.
@@ -266,11 +352,7 @@ public final class BufferedSocket {
         delegate?.socketWritable(self)
     }
 
-    fileprivate func readable() {
-        readAhead()
-        delegate?.socketReadable(self)
-        if let raw, let input = bufferevent_get_input(raw) { inputAfterDelegate = evbuffer_get_length(input) }
-    }
+    fileprivate func readable() { delegate?.socketReadable(self) }
     fileprivate func writable() { delegate?.socketWritable(self) }
     fileprivate func event(_ events: Int16) {
         if SocketEvents(rawValue: events).contains(.connected) { writesDirectly = !isTLS }
@@ -303,6 +385,20 @@ private func eventTrampoline(_ raw: OpaquePointer?, _ events: Int16, _ context: 
     let base = target.base
     withExtendedLifetime(target) { target.event(events) }
     base.flushWrites()
+}
+
+private func readEventTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    let target = socket(context)
+    let base = target.base
+    withExtendedLifetime(target) { target.readNow(what) }
+    base.flushWrites()
+}
+
+private func inputTrampoline(
+    _ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ context: UnsafeMutableRawPointer?
+) {
+    guard let info, info.pointee.n_deleted > 0 else { return }
+    socket(context).inputShrank()
 }
 
 private func outputTrampoline(

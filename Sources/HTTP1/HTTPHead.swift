@@ -39,7 +39,8 @@ public struct RequestHead: Equatable, Sendable {
 
     /// The path part of the target (before `?`).
     public var path: Substring {
-        target.prefix { $0 != "?" }
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }
+        return target[..<question]
     }
 
     /// Whether the client asked to keep the connection open after this exchange.
@@ -122,10 +123,14 @@ struct ConnectionTokens {
     let tokens: [String]
 
     init(_ headers: HeaderFields) {
-        tokens = headers.filter { asciiCaseInsensitiveEquals($0.name, "connection".utf8) }
-            .flatMap { $0.valueString.split(separator: ",") }
-            .map { $0.trimmingWhitespace().lowercased() }
-            .filter { !$0.isEmpty }
+        var tokens: [String] = []
+        for field in headers where asciiCaseInsensitiveEquals(field.name, "connection".utf8) {
+            for token in field.valueString.split(separator: ",") {
+                let trimmed = token.trimmingWhitespace().lowercased()
+                if !trimmed.isEmpty { tokens.append(trimmed) }
+            }
+        }
+        self.tokens = tokens
     }
 
     func contains(_ token: String) -> Bool { tokens.contains(token) }

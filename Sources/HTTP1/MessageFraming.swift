@@ -76,11 +76,14 @@ extension HeaderFields {
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
     ]
 
-    /// Removes hop-by-hop fields and the fields that `Connection` names.
+    static let hopByHopBytes = hopByHopNames.map { Array($0.utf8) }
+
+    /// Removes hop-by-hop fields and the fields that `Connection` names, in one pass.
     public mutating func removeHopByHop() {
-        let named = ConnectionTokens(self).tokens
-        for name in Self.hopByHopNames + named {
-            removeAll(named: name)
+        let named = ConnectionTokens(self).tokens.map { Array($0.utf8) }
+        removeAll { field in
+            Self.hopByHopBytes.contains { asciiCaseInsensitiveEquals(field.name, $0) }
+                || named.contains { asciiCaseInsensitiveEquals(field.name, $0) }
         }
     }
 }

@@ -55,7 +55,14 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// Removes every field called `name`.
     public mutating func removeAll(named name: String) {
-        fields.removeAll { asciiCaseInsensitiveEquals($0.name, name.utf8) }
+        removeAll { asciiCaseInsensitiveEquals($0.name, name.utf8) }
+    }
+
+    /// Removes the fields `shouldRemove` picks (without copying shared storage when it picks
+    /// none).
+    public mutating func removeAll(where shouldRemove: (Field) -> Bool) {
+        guard fields.contains(where: shouldRemove) else { return }
+        fields.removeAll(where: shouldRemove)
     }
 
     /// Replaces every field called `name` with one field holding `value`, at the position of

@@ -120,14 +120,19 @@ extension ClientConnection {
         }
     }
 
+    /// Request fields FormGate sets itself (or drops: Expect is answered here).
+    static let replacedRequestFields = ["Content-Length", "Expect", "Host", "X-Forwarded-Host"].map {
+        Array($0.utf8)
+    }
+
     /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
     /// removed, forwarding fields added, framing set by the proxy.
     func upstreamHead(_ exchange: Exchange, contentLength: Int64?) -> [UInt8] {
         var headers = exchange.head.headers
         let originalHost = headers["Host"]
         headers.removeHopByHop()
-        for name in ["Content-Length", "Expect", "Host", "X-Forwarded-Host"] {
-            headers.removeAll(named: name)
+        headers.removeAll { field in
+            Self.replacedRequestFields.contains { asciiCaseInsensitiveEquals(field.name, $0) }
         }
         if case .multipart(let pipeline) = exchange.body {
             headers.set(name: "Content-Type", value: pipeline.rewriter.encoder.contentType)

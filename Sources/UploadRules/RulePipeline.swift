@@ -49,6 +49,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     let rules: RuleSet
     let headers: HeaderFields
     let now: Int64
+    /// The template values every part starts from (time, date, request headers).
+    let requestValues: TemplateValues
     var random = SecureRandom()
     var dropping = false
     var digests: PartDigests?
@@ -82,6 +84,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         self.sink = sink
         self.headers = headers
         self.now = now
+        var values = TemplateValues()
+        values.time = now
+        values.date = Self.date(now)
+        values.header = { headers[$0] }
+        self.requestValues = values
         self.encoder = MultipartEncoder(boundary: boundary, leadingLineBreak: rules.fieldsFirst)
         self.pendingBefore = rules.inject.indices.filter {
             if case .before = rules.inject[$0].position { return true }
@@ -214,7 +221,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
         var values = part.values
         if part.head.isFile {
-            let declaredEssence = declared.flatMap { try? MediaType.parse($0).essence }
+            // Parsed only for the rules that read it.
+            let declaredEssence =
+                rules.sniff?.policy == .rejectMismatch || !rules.allowTypes.isEmpty
+                ? declared.flatMap { try? MediaType.parse($0).essence } : nil
             if let sniffed, let policy = rules.sniff?.policy {
                 switch policy {
                 case .override:
@@ -324,13 +334,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     private func baseValues(field: String, index: Int) -> TemplateValues {
-        var values = TemplateValues()
+        var values = requestValues
         values.field = field
         values.index = index
-        values.time = now
-        values.date = Self.date(now)
-        let headers = self.headers
-        values.header = { headers[$0] }
         return values
     }
 
