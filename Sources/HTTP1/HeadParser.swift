@@ -72,6 +72,7 @@ public enum HeadParser {
 
     static func parseFields(_ lines: inout Lines, limits: Limits) throws(HTTP1Error) -> HeaderFields {
         var headers = HeaderFields()
+        headers.reserveCapacity(16)
         while let (line, offset) = try lines.next() {
             if line.isEmpty { return headers }
             guard line.first != 0x20, line.first != 0x09 else {

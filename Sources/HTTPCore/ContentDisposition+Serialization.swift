@@ -9,6 +9,12 @@ extension ContentDisposition {
     public var serialized: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(32 + (name?.count ?? 0) + (filename?.count ?? 0))
+        appendSerialized(to: &out)
+        return out
+    }
+
+    /// Appends `serialized` to `out`.
+    public func appendSerialized(to out: inout [UInt8]) {
         out.append(contentsOf: "form-data".utf8)
         if let name {
             out.append(contentsOf: "; name=".utf8)
@@ -18,7 +24,6 @@ extension ContentDisposition {
             out.append(contentsOf: "; filename=".utf8)
             Self.appendQuoted(filename, to: &out)
         }
-        return out
     }
 
     /// Appends `value` as a quoted string with the escaping described on `serialized`.

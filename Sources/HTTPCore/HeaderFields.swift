@@ -43,6 +43,11 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     /// The number of fields.
     public var count: Int { fields.count }
 
+    /// Makes room for `capacity` fields.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func append(_ field: Field) {
         fields.append(field)
@@ -68,19 +73,23 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     /// Replaces every field called `name` with one field holding `value`, at the position of
     /// the first one (or at the end).
     public mutating func set(name: String, value: String) {
-        let bytes = Array(name.utf8)
-        if let index = fields.firstIndex(where: { asciiCaseInsensitiveEquals($0.name, bytes) }) {
-            fields[index] = Field(name, value)
+        set(Field(name, value))
+    }
+
+    /// `set(name:value:)` for a field given as bytes.
+    public mutating func set(_ field: Field) {
+        if let index = fields.firstIndex(where: { asciiCaseInsensitiveEquals($0.name, field.name) }) {
+            fields[index] = field
             var next = index + 1
             while next < fields.count {
-                if asciiCaseInsensitiveEquals(fields[next].name, bytes) {
+                if asciiCaseInsensitiveEquals(fields[next].name, field.name) {
                     fields.remove(at: next)
                 } else {
                     next += 1
                 }
             }
         } else {
-            fields.append(Field(name, value))
+            fields.append(field)
         }
     }
 

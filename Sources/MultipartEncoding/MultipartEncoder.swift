@@ -16,9 +16,6 @@ public struct MultipartEncoder: Sendable {
 
     /// Every delimiter, the first and the closing one included, starts with CRLF.
     public let leadingLineBreak: Bool
-    private let firstDelimiter: [UInt8]
-    private let nextDelimiter: [UInt8]
-    private let closeDelimiter: [UInt8]
 
     /// Creates an encoder; by default with a fresh random boundary.
     ///
@@ -28,10 +25,6 @@ public struct MultipartEncoder: Sendable {
     public init(boundary: Boundary = .random(), leadingLineBreak: Bool = false) {
         self.boundary = boundary
         self.leadingLineBreak = leadingLineBreak
-        let bare = Array("--".utf8) + boundary.bytes + [0x0D, 0x0A]
-        nextDelimiter = [0x0D, 0x0A] + bare
-        firstDelimiter = leadingLineBreak ? nextDelimiter : bare
-        closeDelimiter = [0x0D, 0x0A] + Array("--".utf8) + boundary.bytes + Array("--\r\n".utf8)
     }
 
     /// The `Content-Type` header value announcing this body.
@@ -53,10 +46,13 @@ public struct MultipartEncoder: Sendable {
             else { throw MultipartEncodingError(.invalidHeader(field.nameString)) }
         }
         var head: [UInt8] = []
-        head.reserveCapacity(160)
-        head.append(contentsOf: partCount == 0 ? firstDelimiter : nextDelimiter)
-        head.append(contentsOf: "Content-Disposition: ".utf8)
-        head.append(contentsOf: disposition.serialized)
+        head.reserveCapacity(
+            160 + boundary.bytes.count + (disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0))
+        if partCount > 0 || leadingLineBreak { head.append(contentsOf: [0x0D, 0x0A]) }
+        head.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
+        head.append(contentsOf: boundary.bytes)
+        head.append(contentsOf: "\r\nContent-Disposition: ".utf8)
+        disposition.appendSerialized(to: &head)
         head.append(contentsOf: [0x0D, 0x0A])
         for field in headers {
             head.append(contentsOf: field.name)
@@ -78,11 +74,13 @@ public struct MultipartEncoder: Sendable {
     /// Writes the closing delimiter and a final CRLF.
     public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
-        if partCount == 0 && !leadingLineBreak {
-            sink.write(closeDelimiter[2...])
-        } else {
-            sink.write(closeDelimiter)
-        }
+        var close: [UInt8] = []
+        close.reserveCapacity(boundary.bytes.count + 8)
+        if partCount > 0 || leadingLineBreak { close.append(contentsOf: [0x0D, 0x0A]) }
+        close.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
+        close.append(contentsOf: boundary.bytes)
+        close.append(contentsOf: "--\r\n".utf8)
+        sink.write(close)
         isFinished = true
     }
 }

@@ -120,6 +120,15 @@ extension ClientConnection {
         }
     }
 
+    // The names and fixed values FormGate writes into upstream heads, as bytes once.
+    static let contentTypeName = Array("Content-Type".utf8)
+    static let multipartPrefix = Array("multipart/form-data; boundary=".utf8)
+    static let forwardedForName = Array("X-Forwarded-For".utf8)
+    static let forwardedProtoName = Array("X-Forwarded-Proto".utf8)
+    static let forwardedHostName = Array("X-Forwarded-Host".utf8)
+    static let requestIDName = Array("X-Request-Id".utf8)
+    static let http = Array("http".utf8)
+
     /// Request fields FormGate sets itself (or drops: Expect is answered here).
     static let replacedRequestFields = ["Content-Length", "Expect", "Host", "X-Forwarded-Host"].map {
         Array($0.utf8)
@@ -129,20 +138,33 @@ extension ClientConnection {
     /// removed, forwarding fields added, framing set by the proxy.
     func upstreamHead(_ exchange: Exchange, contentLength: Int64?) -> [UInt8] {
         var headers = exchange.head.headers
-        let originalHost = headers["Host"]
+        let originalHost = headers.first("Host")
         headers.removeHopByHop()
         headers.removeAll { field in
             Self.replacedRequestFields.contains { asciiCaseInsensitiveEquals(field.name, $0) }
         }
         if case .multipart(let pipeline) = exchange.body {
-            headers.set(name: "Content-Type", value: pipeline.rewriter.encoder.contentType)
+            let boundary = pipeline.rewriter.encoder.boundary.bytes
+            var value: [UInt8] = []
+            value.reserveCapacity(Self.multipartPrefix.count + boundary.count)
+            value.append(contentsOf: Self.multipartPrefix)
+            value.append(contentsOf: boundary)
+            headers.set(HeaderFields.Field(name: Self.contentTypeName, value: value))
         }
-        var forwarded = headers["X-Forwarded-For"].map { $0 + ", " } ?? ""
-        forwarded += peerHost
-        headers.set(name: "X-Forwarded-For", value: forwarded)
-        headers.set(name: "X-Forwarded-Proto", value: "http")
-        if let originalHost { headers.append(name: "X-Forwarded-Host", value: originalHost) }
-        headers.set(name: "X-Request-Id", value: exchange.requestID)
+        var forwarded: [UInt8] = []
+        let earlier = headers.first("X-Forwarded-For")
+        forwarded.reserveCapacity((earlier?.count ?? 0) + 2 + 39)
+        if let earlier {
+            forwarded.append(contentsOf: earlier)
+            forwarded.append(contentsOf: [UInt8(ascii: ","), 0x20])
+        }
+        forwarded.append(contentsOf: peerHost.utf8)
+        headers.set(HeaderFields.Field(name: Self.forwardedForName, value: forwarded))
+        headers.set(HeaderFields.Field(name: Self.forwardedProtoName, value: Self.http))
+        if let originalHost {
+            headers.append(HeaderFields.Field(name: Self.forwardedHostName, value: originalHost))
+        }
+        headers.set(HeaderFields.Field(name: Self.requestIDName, value: Array(exchange.requestID.utf8)))
         if let route = exchange.route {
             for name in route.removeHeaders { headers.removeAll(named: name) }
             for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
@@ -160,6 +182,9 @@ extension ClientConnection {
             }
         }
         var out: [UInt8] = []
+        out.reserveCapacity(
+            exchange.head.target.utf8.count
+                + headers.fields.reduce(128) { $0 + $1.name.count + $1.value.count + 4 })
         out.append(contentsOf: exchange.head.method.utf8)
         out.append(0x20)
         out.append(contentsOf: exchange.head.target.utf8)

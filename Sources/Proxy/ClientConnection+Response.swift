@@ -212,7 +212,18 @@ extension ClientConnection: UpstreamOwner {
         if !keepAlive || (framing == .untilClose && !chunked) {
             headers.append(name: "Connection", value: "close")
         }
-        var out: [UInt8] = Array("HTTP/1.1 \(head.status) ".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(
+            head.reason.count + headers.fields.reduce(32) { $0 + $1.name.count + $1.value.count + 4 })
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        if (100...999).contains(head.status) {  // as parsed: three digits
+            out.append(contentsOf: [
+                UInt8(48 + head.status / 100), UInt8(48 + head.status / 10 % 10),
+                UInt8(48 + head.status % 10), 0x20,
+            ])
+        } else {
+            out.append(contentsOf: "\(head.status) ".utf8)
+        }
         out.append(contentsOf: head.reason)
         out.append(contentsOf: [0x0D, 0x0A])
         headers.appendSerialized(to: &out)

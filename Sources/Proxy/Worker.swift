@@ -101,18 +101,17 @@ final class Worker {
     }
 
     func newRequestID() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for _ in 0..<2 {
-            var word = random.next()
-            for _ in 0..<16 {
-                bytes.append(digits[Int(word & 15)])
-                word >>= 4
+        let words = (random.next(), random.next())
+        return String(unsafeUninitializedCapacity: 32) { out in
+            for index in 0..<32 {
+                let word = index < 16 ? words.0 : words.1
+                out[index] = Self.hexDigits[Int(word >> (4 * UInt64(index % 16)) & 15)]
             }
+            return 32
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Wall-clock Unix seconds (templates, token deadlines).
     var unixTime: Int64 {

@@ -330,7 +330,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             refusal = Refusal(description: "\(error)")
             return
         }
-        sink.write(Array(value.utf8))
+        var value = value
+        value.withUTF8 { sink.write(UnsafeRawBufferPointer($0)) }
     }
 
     private func baseValues(field: String, index: Int) -> TemplateValues {

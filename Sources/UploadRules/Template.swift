@@ -115,24 +115,24 @@ public struct Template: Sendable, Equatable {
 
     /// A random (version 4) UUID in lower case.
     private func uuid(_ random: inout some RandomNumberGenerator) -> String {
-        var bytes: [UInt8] = []
-        for _ in 0..<2 {
-            var word = random.next() as UInt64
-            for _ in 0..<8 {
-                bytes.append(UInt8(truncatingIfNeeded: word))
-                word >>= 8
+        let first = random.next() as UInt64
+        let second = random.next() as UInt64
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var written = 0
+            for index in 0..<16 {
+                var byte = UInt8(truncatingIfNeeded: (index < 8 ? first : second) >> (8 * UInt64(index % 8)))
+                if index == 6 { byte = byte & 0x0F | 0x40 }  // version 4
+                if index == 8 { byte = byte & 0x3F | 0x80 }  // RFC 4122 variant
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    out[written] = UInt8(ascii: "-")
+                    written += 1
+                }
+                out[written] = Self.hexDigits[Int(byte >> 4)]
+                out[written + 1] = Self.hexDigits[Int(byte & 15)]
+                written += 2
             }
+            return written
         }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(Self.hexDigits[Int(byte >> 4)])
-            out.append(Self.hexDigits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
