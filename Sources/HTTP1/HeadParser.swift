@@ -59,11 +59,11 @@ public enum HeadParser {
     }
 
     static func parseVersion(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error) -> HTTPVersion {
-        let text = Array(bytes)
-        guard text.count == 8, text.starts(with: Array("HTTP/".utf8)), text[6] == UInt8(ascii: "."),
-            (0x30...0x39).contains(text[5]), (0x30...0x39).contains(text[7])
+        let start = bytes.startIndex
+        guard bytes.count == 8, bytes.starts(with: "HTTP/".utf8), bytes[start + 6] == UInt8(ascii: "."),
+            (0x30...0x39).contains(bytes[start + 5]), (0x30...0x39).contains(bytes[start + 7])
         else { throw HTTP1Error(.invalidVersion, at: offset) }
-        let version = HTTPVersion(major: Int(text[5] - 0x30), minor: Int(text[7] - 0x30))
+        let version = HTTPVersion(major: Int(bytes[start + 5] - 0x30), minor: Int(bytes[start + 7] - 0x30))
         guard version == .http11 || version == .http10 else {
             throw HTTP1Error(.unsupportedVersion, at: offset)
         }

@@ -60,7 +60,28 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// Removes every field called `name`.
     public mutating func removeAll(named name: String) {
+        guard firstIndex(named: name) != nil else { return }
         removeAll { asciiCaseInsensitiveEquals($0.name, name.utf8) }
+    }
+
+    /// The index of the first field called `name`. Lookups run on every request, several
+    /// times: this compares raw bytes (length first) instead of iterating a `String`.
+    func firstIndex(named name: String) -> Int? {
+        let found = name.utf8.withContiguousStorageIfAvailable { query in
+            fields.firstIndex { Self.namesMatch($0.name, query) }
+        }
+        return found ?? fields.firstIndex { asciiCaseInsensitiveEquals($0.name, name.utf8) }
+    }
+
+    /// `name` equals `query` ignoring ASCII case.
+    static func namesMatch(_ name: [UInt8], _ query: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard name.count == query.count else { return false }
+        return name.withUnsafeBufferPointer { name in
+            for index in 0..<name.count where name[index] != query[index] {
+                guard name[index].asciiLowercased == query[index].asciiLowercased else { return false }
+            }
+            return true
+        }
     }
 
     /// Removes the fields `shouldRemove` picks (without copying shared storage when it picks
@@ -95,7 +116,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// The value bytes of the first field called `name`.
     public func first(_ name: String) -> [UInt8]? {
-        fields.first { asciiCaseInsensitiveEquals($0.name, name.utf8) }?.value
+        firstIndex(named: name).map { fields[$0].value }
     }
 
     /// The value of the first field called `name`, decoded as UTF-8.
@@ -105,12 +126,15 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
-        fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, name.utf8) ? 1 : 0) }
+        let counted = name.utf8.withContiguousStorageIfAvailable { query in
+            fields.reduce(0) { $0 + (Self.namesMatch($1.name, query) ? 1 : 0) }
+        }
+        return counted ?? fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, name.utf8) ? 1 : 0) }
     }
 
     /// True when a field called `name` is present.
     public func contains(_ name: String) -> Bool {
-        first(name) != nil
+        firstIndex(named: name) != nil
     }
 
     public func makeIterator() -> IndexingIterator<[Field]> {

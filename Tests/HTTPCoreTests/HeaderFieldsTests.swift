@@ -15,6 +15,41 @@ import Testing
         #expect(fields.fields.map(\.nameString) == ["X-A", "Y"])
     }
 
+    /// The byte-level lookups agree with the plain definition (ASCII case folded, nothing
+    /// else) on random names, non-ASCII and near misses included.
+    @Test func lookupsMatchTheirDefinition() {
+        let alphabet: [UInt8] = Array("aAbBzZ-@[`{".utf8) + [0xC3, 0xA9, 0xE3, 0x7F]
+        var generator = SystemRandomNumberGenerator()
+        func name() -> [UInt8] {
+            (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }
+        }
+        func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+            a.count == b.count
+                && zip(a, b).allSatisfy { x, y in
+                    let fold = { (c: UInt8) in c >= 0x41 && c <= 0x5A ? c + 32 : c }
+                    return fold(x) == fold(y)
+                }
+        }
+        for _ in 0..<2000 {
+            var fields = HeaderFields()
+            for index in 0..<Int.random(in: 0...4, using: &generator) {
+                fields.append(HeaderFields.Field(name: name(), value: [UInt8(index)]))
+            }
+            let query = name()
+            let text = String(decoding: query, as: UTF8.self)
+            guard Array(text.utf8) == query else { continue }  // not valid UTF-8
+            let matching = fields.fields.filter { same($0.name, query) }
+            #expect(fields.first(text) == matching.first?.value)
+            #expect(fields.count(of: text) == matching.count)
+            #expect(fields.contains(text) == !matching.isEmpty)
+            var removed = fields
+            removed.removeAll(named: text)
+            #expect(removed.fields == fields.fields.filter { !same($0.name, query) })
+        }
+    }
+
     @Test func valuesAreBytes() {
         let fields = HeaderFields().appending(HeaderFields.Field(name: Array("X".utf8), value: [0xFF, 0x41]))
         #expect(fields.first("x") == [0xFF, 0x41])
