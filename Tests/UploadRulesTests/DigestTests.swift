@@ -1,0 +1,55 @@
+import Testing
+
+@testable import UploadRules
+
+/// Large parts are hashed on the pool's threads: the results must be those of hashing inline,
+/// whatever the sizes of the pieces, and abandoning a part midway must be safe.
+@Suite struct DigestTests {
+    static let all: [DigestAlgorithm] = [.sha256, .sha1, .md5, .crc32, .size]
+
+    func digests(_ content: [UInt8], pieces: [Int], threshold: Int64, pool: DigestPool) -> [String] {
+        let digests = PartDigests(Self.all, offloadThreshold: threshold, pool: pool)
+        var offset = 0
+        for piece in pieces where offset < content.count {
+            let end = min(content.count, offset + piece)
+            content[offset..<end].withUnsafeBytes { digests.update($0) }
+            offset = end
+        }
+        content[offset...].withUnsafeBytes { digests.update($0) }
+        return digests.finish().map(\.1)
+    }
+
+    @Test func offloadedDigestsEqualInlineOnes() {
+        var generator = SystemRandomNumberGenerator()
+        let pool = DigestPool(threads: 2)
+        for size in [0, 1, 1 << 20, (1 << 20) + 1, 5_000_000] {
+            let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let pieces = (0..<200).map { _ in Int.random(in: 1...300_000, using: &generator) }
+            let inline = digests(content, pieces: pieces, threshold: .max, pool: pool)
+            #expect(inline[4] == "\(size)")
+            for threshold: Int64 in [0, 1 << 20] {
+                #expect(
+                    digests(content, pieces: pieces, threshold: threshold, pool: pool) == inline,
+                    "size \(size)")
+            }
+        }
+    }
+
+    @Test func manyPartsAtOnceAndAbandonedOnes() async {
+        let pool = DigestPool(threads: 2)
+        let content = [UInt8](repeating: 0x61, count: 3 << 20)
+        let expected = digests(content, pieces: [65_536], threshold: .max, pool: pool)
+        await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask { digests(content, pieces: [65_536], threshold: 0, pool: pool) }
+            }
+            for await result in group { #expect(result == expected) }
+        }
+        for _ in 0..<20 {
+            // Queued blocks of a part dropped before its end are discarded.
+            let abandoned = PartDigests(Self.all, offloadThreshold: 0, pool: pool)
+            content.withUnsafeBytes { abandoned.update($0) }
+        }
+        #expect(digests(content, pieces: [1 << 20], threshold: 0, pool: pool) == expected)
+    }
+}
