@@ -80,6 +80,7 @@ import Testing
         let upstream = try startDemoUpstream()
         let spoolDirectory = NSTemporaryDirectory() + "formgate-spool-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: spoolDirectory) }
         let proxy = try startProxy(
             UploadTests.config(upstream: upstream.url) + "temp_dir: \(spoolDirectory)\n", workers: 2)
         let aborting = try startProxy(UploadTests.config(upstream: recorder.url), workers: 1)

@@ -42,7 +42,7 @@ import Testing
         let path = NSTemporaryDirectory() + "formgate-reload-\(UUID().uuidString).yaml"
         try Self.config(upstream: upstream.url, version: "1").write(
             toFile: path, atomically: true, encoding: .utf8)
-        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path])
+        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path], removingAtStop: [path])
         let results = Mutex<[(Int, String?)]>([])
         let port = proxy.port
         let load = (0..<4).map { _ in
@@ -91,7 +91,7 @@ import Testing
         let path = NSTemporaryDirectory() + "formgate-drain-\(UUID().uuidString).yaml"
         try (Self.config(upstream: upstream.url, version: "1") + "timeouts: { drain: 20s }\n").write(
             toFile: path, atomically: true, encoding: .utf8)
-        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path])
+        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path], removingAtStop: [path])
         let size = 256 << 20
         let head = "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"big\"\r\n\r\n"
         let tail = "\r\n--b--\r\n"
@@ -128,6 +128,7 @@ import Testing
         let upstream = try startDemoUpstream()
         let directory = NSTemporaryDirectory() + "formgate-logs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let log = directory + "/access.log"
         let proxy = try startProxy("upstream: \(upstream.url)\n", accessLog: log)
         func lines(_ path: String) -> Int {
@@ -154,7 +155,8 @@ import Testing
         let path = NSTemporaryDirectory() + "formgate-test-\(UUID().uuidString).yaml"
         try "listen: \(first.address)\nupstream: \(upstream.url)\n".write(
             toFile: path, atomically: true, encoding: .utf8)
-        let second = try ServerProcess(formgateBinary, ["run", "-c", path], waitForListening: false)
+        let second = try ServerProcess(
+            formgateBinary, ["run", "-c", path], waitForListening: false, removingAtStop: [path])
         let deadline = Date().addingTimeInterval(5)
         while second.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!second.process.isRunning, "the second instance started on a taken port")

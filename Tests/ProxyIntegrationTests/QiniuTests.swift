@@ -32,7 +32,7 @@ import Testing
             """
         let path = NSTemporaryDirectory() + "formgate-qiniu-\(UUID().uuidString).yaml"
         try config.write(toFile: path, atomically: true, encoding: .utf8)
-        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path])
+        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path], removingAtStop: [path])
         let content = Array((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let file = NSTemporaryDirectory() + "formgate-qiniu-\(UUID().uuidString).jpg"
         try Data(content).write(to: URL(fileURLWithPath: file))

@@ -34,7 +34,8 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         environment["QINIU_AK"] = "test-ak"
         environment["QINIU_SK"] = "test-sk"
-        let proxy = try ServerProcess(formgateBinary, ["run", "-c", path], environment: environment)
+        let proxy = try ServerProcess(
+            formgateBinary, ["run", "-c", path], environment: environment, removingAtStop: [path])
         let content = Array((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let file = NSTemporaryDirectory() + "formgate-rules-\(UUID().uuidString).bin"
         try Data(content).write(to: URL(fileURLWithPath: file))
@@ -155,7 +156,8 @@ import Testing
         try
             "listen: 127.0.0.1:8080\nroutes:\n  - match: { path: /upload }\n    multipart:\n      drop_feilds: [token]\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
-        let check = try ServerProcess(formgateBinary, ["check", "-c", path], waitForListening: false)
+        let check = try ServerProcess(
+            formgateBinary, ["check", "-c", path], waitForListening: false, removingAtStop: [path])
         check.process.waitUntilExit()
         Thread.sleep(forTimeInterval: 0.1)
         #expect(check.process.terminationStatus == 1)

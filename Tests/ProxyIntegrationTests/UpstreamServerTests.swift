@@ -54,6 +54,7 @@ import Testing
 
     @Test func httpsUpstreamIsVerified() throws {
         let certificates = try makeCertificates()
+        defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let server = try ServerProcess(
             try tool("python3"),
             [

@@ -17,14 +17,17 @@ final class ServerProcess: @unchecked Sendable {
     private var stdoutText = ""
     /// The address it printed as `listening on HOST:PORT`.
     private(set) var address = ""
+    /// Files deleted by `stop()` (the test's config).
+    private let temporaryFiles: [String]
 
     /// Starts `executable` with `arguments` and waits for its `listening on` line.
     init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        waitForListening: Bool = true
+        waitForListening: Bool = true, removingAtStop temporaryFiles: [String] = []
     )
         throws
     {
+        self.temporaryFiles = temporaryFiles
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardError = errorPipe
@@ -113,6 +116,7 @@ final class ServerProcess: @unchecked Sendable {
         }
         errorPipe.fileHandleForReading.readabilityHandler = nil
         outputPipe.fileHandleForReading.readabilityHandler = nil
+        for file in temporaryFiles { try? FileManager.default.removeItem(atPath: file) }
     }
 
     deinit {
@@ -135,7 +139,7 @@ func startProxy(_ yaml: String, workers: Int = 2, accessLog: String = "stdout") 
     let path = NSTemporaryDirectory() + "formgate-test-\(UUID().uuidString).yaml"
     try ("listen: 127.0.0.1:0\nworkers: \(workers)\naccess_log: \(accessLog)\n" + yaml).write(
         toFile: path, atomically: true, encoding: .utf8)
-    return try ServerProcess(formgateBinary, ["run", "-c", path])
+    return try ServerProcess(formgateBinary, ["run", "-c", path], removingAtStop: [path])
 }
 
 /// Runs a command to completion; returns its exit status and standard output.
