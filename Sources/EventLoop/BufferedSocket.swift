@@ -29,7 +29,10 @@ public protocol BufferedSocketDelegate: AnyObject {
     func socket(_ socket: BufferedSocket, events: SocketEvents)
 }
 
-/// A TCP (optionally TLS) connection as a libevent `bufferevent`.
+/// A TCP (optionally TLS) connection around a libevent `bufferevent`: its two buffers, its
+/// write event and write timeout. Plain connections read for themselves (`readNow()`: one
+/// `recv` per 64 KiB straight into the input) and write what a callback queued as soon as
+/// it returns (`writeNow()`); TLS connections go through the bufferevent both ways.
 ///
 /// The C side holds one retain of this object from creation until `close()`, which frees the
 /// bufferevent (closing the socket) and releases it: exactly once.
