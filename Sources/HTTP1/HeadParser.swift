@@ -18,17 +18,18 @@ public enum HeadParser {
     {
         var lines = try Lines(head)
         guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
-        let parts = start.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
-        let method = parts[0]
+        guard let parts = startLineParts(start), let third = parts.2 else {
+            throw HTTP1Error(.invalidStartLine, at: startOffset)
+        }
+        let method = parts.0
         guard !method.isEmpty, method.allSatisfy(ByteClass.isTokenChar) else {
             throw HTTP1Error(.invalidMethod, at: startOffset)
         }
-        let target = parts[1]
+        let target = parts.1
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw HTTP1Error(.invalidTarget, at: startOffset + method.count + 1)
         }
-        let version = try parseVersion(parts[2], at: startOffset)
+        let version = try parseVersion(third, at: startOffset)
         var headers = try parseFields(&lines, limits: limits)
         let methodString = String(decoding: method, as: UTF8.self)
         let originTarget = try normalizeTarget(
@@ -43,19 +44,30 @@ public enum HeadParser {
     {
         var lines = try Lines(head)
         guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
-        let parts = start.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2 else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
-        let version = try parseVersion(parts[0], at: startOffset)
-        let code = parts[1]
+        guard let parts = startLineParts(start) else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
+        let version = try parseVersion(parts.0, at: startOffset)
+        let code = parts.1
         guard code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), code.first != 0x30 else {
-            throw HTTP1Error(.invalidStatus, at: startOffset + parts[0].count + 1)
+            throw HTTP1Error(.invalidStatus, at: startOffset + parts.0.count + 1)
         }
         let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        let reason = parts.count == 3 ? Array(parts[2]) : []
+        let reason = parts.2.map { Array($0) } ?? []
         let headers = try parseFields(&lines, limits: limits)
         var response = ResponseHead(version: version, status: status, reason: "", headers: headers)
         response.reason = reason
         return response
+    }
+
+    /// A start line split at its first two spaces, as `split(separator: " ", maxSplits: 2)`
+    /// keeping empty elements would (the third, if any, keeps later spaces), without an array;
+    /// `nil` without a space.
+    static func startLineParts(_ line: ArraySlice<UInt8>)
+        -> (ArraySlice<UInt8>, ArraySlice<UInt8>, ArraySlice<UInt8>?)?
+    {
+        guard let first = line.firstIndex(of: 0x20) else { return nil }
+        let rest = line[(first + 1)...]
+        guard let second = rest.firstIndex(of: 0x20) else { return (line[..<first], rest, nil) }
+        return (line[..<first], line[(first + 1)..<second], line[(second + 1)...])
     }
 
     static func parseVersion(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error) -> HTTPVersion {
