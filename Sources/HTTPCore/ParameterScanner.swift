@@ -49,6 +49,7 @@ struct ParameterScanner {
         let open = index
         index += 1
         var value: [UInt8] = []
+        value.reserveCapacity(bytes.count - index)  // one allocation, however long
         while let byte = current {
             switch byte {
             case UInt8(ascii: "\""):
@@ -143,6 +144,13 @@ public struct HeaderParameter: Equatable, Sendable {
 
 extension ArraySlice<UInt8> {
     var lowercasedASCIIString: String {
-        String(decoding: self.map(\.asciiLowercased), as: UTF8.self)
+        let count = self.count
+        return withUnsafeBufferPointer { source in
+            // Folds ASCII only; other bytes pass as they are (and are decoded as UTF-8).
+            String(unsafeUninitializedCapacity: count) { target in
+                for index in 0..<count { target[index] = source[index].asciiLowercased }
+                return count
+            }
+        }
     }
 }

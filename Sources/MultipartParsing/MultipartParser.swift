@@ -99,8 +99,12 @@ public struct MultipartParser {
             throw MultipartError(.invalidBoundary, at: 0)
         }
         self.limits = limits
-        self.delimiter = [0x0A, 0x2D, 0x2D] + boundary
-        self.heldBytes = [0x0D] + delimiter
+        var held: [UInt8] = []
+        held.reserveCapacity(boundary.count + 4)
+        held.append(contentsOf: [0x0D, 0x0A, 0x2D, 0x2D])
+        held.append(contentsOf: boundary)
+        self.heldBytes = held  // CR LF - - boundary
+        self.delimiter = Array(held[1...])  // LF - - boundary
         self.headerLine.reserveCapacity(256)
     }
 
