@@ -12,7 +12,7 @@ exits 1 on any unexpected status or when RSS or descriptors grew over the run.
     make soak                      # 30 minutes
     make soak SOAK_SECONDS=120     # a short run
 """
-import hashlib, json, os, random, socket, subprocess, sys, tempfile, threading, time
+import hashlib, json, os, random, shutil, socket, subprocess, sys, tempfile, threading, time
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 binary = os.path.join(root, ".build/release/formgate")
@@ -200,6 +200,9 @@ proxy.terminate()
 upstream.terminate()
 proxy.wait(10)
 upstream.wait(10)
+spool_files_end = samples[-1]["spool_files"]
+os.remove(config)
+shutil.rmtree(spool, ignore_errors=True)
 
 # Growth: the last tenth of the run against the first tenth after warm-up (both RSS maxima).
 warm = [s for s in samples if s["t"] >= min(60, seconds / 10)]
@@ -215,7 +218,7 @@ report = {
                 "max": max(s["rss_kib"] for s in samples)},
     "fds": {"start": samples[0]["fds"], "early_max": max(s["fds"] for s in warm[:tenth]),
             "end": samples[-1]["fds"], "max": max(s["fds"] for s in samples)},
-    "spool_files_end": samples[-1]["spool_files"],
+    "spool_files_end": spool_files_end,
     "examples": unexpected[:20],
     "date": time.strftime("%Y-%m-%d"),
 }
