@@ -23,8 +23,8 @@ final class DemoConnection: BufferedSocketDelegate {
         self.socket = socket
         self.server = server
         socket.delegate = self
-        // A read watermark enables reads of up to 64 KiB (see BufferedSocket.readAhead): the
-        // drain mode must not be what a benchmark measures.
+        // As in the proxy: one wake-up reads at most 256 KiB, and reading pauses while that
+        // much waits unconsumed.
         socket.setWatermarks(readHigh: 256 * 1024, writeLow: 0)
         socket.setTimeouts(readMilliseconds: 120_000, writeMilliseconds: 120_000)
     }

@@ -60,28 +60,22 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// Removes every field called `name`.
     public mutating func removeAll(named name: String) {
-        guard firstIndex(named: name) != nil else { return }
-        removeAll { asciiCaseInsensitiveEquals($0.name, name.utf8) }
+        removeAll { Self.name($0.name, is: name) }
     }
 
-    /// The index of the first field called `name`. Lookups run on every request, several
-    /// times: this compares raw bytes (length first) instead of iterating a `String`.
-    func firstIndex(named name: String) -> Int? {
-        let found = name.utf8.withContiguousStorageIfAvailable { query in
-            fields.firstIndex { Self.namesMatch($0.name, query) }
-        }
-        return found ?? fields.firstIndex { asciiCaseInsensitiveEquals($0.name, name.utf8) }
-    }
-
-    /// `name` equals `query` ignoring ASCII case.
-    static func namesMatch(_ name: [UInt8], _ query: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard name.count == query.count else { return false }
-        return name.withUnsafeBufferPointer { name in
-            for index in 0..<name.count where name[index] != query[index] {
-                guard name[index].asciiLowercased == query[index].asciiLowercased else { return false }
+    /// Whether field name bytes spell `query`, ignoring ASCII case. Lookups run several times
+    /// per request: this compares lengths, then raw bytes, instead of iterating a `String`.
+    static func name(_ name: [UInt8], is query: String) -> Bool {
+        guard name.count == query.utf8.count else { return false }
+        let matched = query.utf8.withContiguousStorageIfAvailable { query in
+            name.withUnsafeBufferPointer { name in
+                for index in 0..<name.count where name[index] != query[index] {
+                    guard name[index].asciiLowercased == query[index].asciiLowercased else { return false }
+                }
+                return true
             }
-            return true
         }
+        return matched ?? asciiCaseInsensitiveEquals(name, query.utf8)
     }
 
     /// Removes the fields `shouldRemove` picks (without copying shared storage when it picks
@@ -116,7 +110,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// The value bytes of the first field called `name`.
     public func first(_ name: String) -> [UInt8]? {
-        firstIndex(named: name).map { fields[$0].value }
+        fields.first { Self.name($0.name, is: name) }?.value
     }
 
     /// The value of the first field called `name`, decoded as UTF-8.
@@ -126,15 +120,12 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
-        let counted = name.utf8.withContiguousStorageIfAvailable { query in
-            fields.reduce(0) { $0 + (Self.namesMatch($1.name, query) ? 1 : 0) }
-        }
-        return counted ?? fields.reduce(0) { $0 + (asciiCaseInsensitiveEquals($1.name, name.utf8) ? 1 : 0) }
+        fields.reduce(0) { $0 + (Self.name($1.name, is: name) ? 1 : 0) }
     }
 
     /// True when a field called `name` is present.
     public func contains(_ name: String) -> Bool {
-        firstIndex(named: name) != nil
+        fields.contains { Self.name($0.name, is: name) }
     }
 
     public func makeIterator() -> IndexingIterator<[Field]> {

@@ -27,25 +27,12 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// A fresh boundary from `generator` (inject a seeded one in tests).
     public static func random(using generator: inout some RandomNumberGenerator) -> Boundary {
-        let words = (generator.next() as UInt64, generator.next() as UInt64)
-        let prefix = "----FormGate".utf8
-        let bytes = [UInt8](unsafeUninitializedCapacity: prefix.count + 32) { out, initialized in
-            var index = 0
-            for byte in prefix {
-                out[index] = byte
-                index += 1
-            }
-            for digit in 0..<32 {
-                let word = digit < 16 ? words.0 : words.1
-                out[index] = hexDigits[Int(word >> (4 * UInt64(digit % 16)) & 15)]
-                index += 1
-            }
-            initialized = index
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(44)
+        bytes.append(contentsOf: "----FormGate".utf8)
+        Hex.appendRandom(words: 2, to: &bytes, using: &generator)
         return Boundary(unchecked: bytes)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private init(unchecked bytes: [UInt8]) {
         self.bytes = bytes

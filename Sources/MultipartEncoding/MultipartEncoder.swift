@@ -48,9 +48,7 @@ public struct MultipartEncoder: Sendable {
         var head: [UInt8] = []
         head.reserveCapacity(
             160 + boundary.bytes.count + (disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0))
-        if partCount > 0 || leadingLineBreak { head.append(contentsOf: [0x0D, 0x0A]) }
-        head.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
-        head.append(contentsOf: boundary.bytes)
+        appendDelimiter(to: &head)
         head.append(contentsOf: "\r\nContent-Disposition: ".utf8)
         disposition.appendSerialized(to: &head)
         head.append(contentsOf: [0x0D, 0x0A])
@@ -71,14 +69,19 @@ public struct MultipartEncoder: Sendable {
         sink.write(bytes)
     }
 
+    /// `--boundary`, after a CRLF unless it starts the body.
+    private func appendDelimiter(to out: inout [UInt8]) {
+        if partCount > 0 || leadingLineBreak { out.append(contentsOf: [0x0D, 0x0A]) }
+        out.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
+        out.append(contentsOf: boundary.bytes)
+    }
+
     /// Writes the closing delimiter and a final CRLF.
     public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
         var close: [UInt8] = []
         close.reserveCapacity(boundary.bytes.count + 8)
-        if partCount > 0 || leadingLineBreak { close.append(contentsOf: [0x0D, 0x0A]) }
-        close.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
-        close.append(contentsOf: boundary.bytes)
+        appendDelimiter(to: &close)
         close.append(contentsOf: "--\r\n".utf8)
         sink.write(close)
         isFinished = true

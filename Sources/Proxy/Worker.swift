@@ -101,17 +101,8 @@ final class Worker {
     }
 
     func newRequestID() -> String {
-        let words = (random.next(), random.next())
-        return String(unsafeUninitializedCapacity: 32) { out in
-            for index in 0..<32 {
-                let word = index < 16 ? words.0 : words.1
-                out[index] = Self.hexDigits[Int(word >> (4 * UInt64(index % 16)) & 15)]
-            }
-            return 32
-        }
+        Hex.random(words: 2, using: &random)
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Wall-clock Unix seconds (templates, token deadlines).
     var unixTime: Int64 {

@@ -1,5 +1,6 @@
 import CCrypto
 import CZlib
+import HTTPCore
 
 #if canImport(Glibc)
     import Glibc
@@ -24,12 +25,10 @@ final class PartDigests {
     private var offloaded = false
     /// The pool was busy when the part grew large: it is hashed inline to the end.
     private var inline = false
-    let algorithms: [DigestAlgorithm]
 
     static let blockSize = 256 * 1024
 
     init(_ algorithms: [DigestAlgorithm], offloadThreshold: Int64 = 1 << 20, pool: DigestPool = .shared) {
-        self.algorithms = algorithms
         self.state = DigestState(algorithms)
         self.offloadThreshold = offloadThreshold
         self.pool = pool
@@ -43,16 +42,18 @@ final class PartDigests {
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         if !offloaded {
-            guard !inline, state.size + Int64(bytes.count) > offloadThreshold, pool.admit() else {
-                inline = inline || state.size + Int64(bytes.count) > offloadThreshold
-                state.update(bytes)
-                return
+            if inline || state.size + Int64(bytes.count) <= offloadThreshold {
+                return state.update(bytes)
+            }
+            guard pool.admit() else {
+                inline = true
+                return state.update(bytes)
             }
             offloaded = true
-            pending.reserveCapacity(Self.blockSize)
         }
         var rest = bytes
         while !rest.isEmpty {
+            if pending.isEmpty { pending.reserveCapacity(Self.blockSize) }
             let take = min(rest.count, Self.blockSize - pending.count)
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<take]))
             rest = UnsafeRawBufferPointer(rebasing: rest[take...])
@@ -64,7 +65,6 @@ final class PartDigests {
         guard !pending.isEmpty else { return }
         pool.submit(pending, to: state)
         pending = []
-        pending.reserveCapacity(Self.blockSize)
     }
 
     /// The results, in the configured order: hex for hashes, decimal for crc32 and size.
@@ -89,10 +89,8 @@ final class DigestState: @unchecked Sendable {
     let algorithms: [DigestAlgorithm]
     // The pool's bookkeeping, under its lock.
     var blocks: [[UInt8]] = []
-    var queuedBytes = 0
     var running = false
     var scheduled = false
-    var cancelled = false
 
     init(_ algorithms: [DigestAlgorithm]) {
         self.algorithms = algorithms
@@ -138,7 +136,7 @@ final class DigestState: @unchecked Sendable {
                 var digest = [UInt8](repeating: 0, count: 64)
                 var length: UInt32 = 0
                 EVP_DigestFinal_ex(context, &digest, &length)
-                return (algorithm, hex(digest.prefix(Int(length))))
+                return (algorithm, Hex.encode(digest.prefix(Int(length))))
             }
         }
     }
@@ -200,7 +198,6 @@ final class DigestPool: @unchecked Sendable {
         pthread_mutex_lock(lock)
         while queuedBytes >= maxQueuedBytes { pthread_cond_wait(progress, lock) }
         state.blocks.append(block)
-        state.queuedBytes += block.count
         queuedBytes += block.count
         if !state.running, !state.scheduled {
             state.scheduled = true
@@ -213,16 +210,14 @@ final class DigestPool: @unchecked Sendable {
     /// Waits until every block queued for `state` is hashed.
     func wait(for state: DigestState) {
         pthread_mutex_lock(lock)
-        while state.queuedBytes > 0 || state.running { pthread_cond_wait(progress, lock) }
+        while !state.blocks.isEmpty || state.running { pthread_cond_wait(progress, lock) }
         pthread_mutex_unlock(lock)
     }
 
     /// Drops what is still queued for `state` (its part was abandoned); the part leaves.
     func cancel(_ state: DigestState) {
         pthread_mutex_lock(lock)
-        state.cancelled = true
         queuedBytes -= state.blocks.reduce(0) { $0 + $1.count }
-        state.queuedBytes -= state.blocks.reduce(0) { $0 + $1.count }
         state.blocks.removeAll()
         admitted -= 1
         pthread_cond_broadcast(progress)
@@ -238,11 +233,9 @@ final class DigestPool: @unchecked Sendable {
             state.running = true
             while !state.blocks.isEmpty {
                 let block = state.blocks.removeFirst()
-                let cancelled = state.cancelled
                 pthread_mutex_unlock(lock)
-                if !cancelled { block.withUnsafeBytes { state.update($0) } }
+                block.withUnsafeBytes { state.update($0) }
                 pthread_mutex_lock(lock)
-                state.queuedBytes -= block.count
                 queuedBytes -= block.count
                 pthread_cond_broadcast(progress)
             }
@@ -250,14 +243,4 @@ final class DigestPool: @unchecked Sendable {
             pthread_cond_broadcast(progress)
         }
     }
-}
-
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
 }

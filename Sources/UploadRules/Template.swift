@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// A compiled `{variable}` template (filename, inject values, Qiniu scope): literal text and
 /// variables, parsed once at configuration load.
 public struct Template: Sendable, Equatable {
@@ -86,7 +88,7 @@ public struct Template: Sendable, Equatable {
             switch piece {
             case .literal(let text): out += text
             case .uuid: out += uuid(&random)
-            case .random: out += hexWord(&random)
+            case .random: out += Hex.random(words: 1, using: &random)
             case .ext: out += values.ext
             case .basename: out += values.basename
             case .original: out += values.original
@@ -100,18 +102,6 @@ public struct Template: Sendable, Equatable {
         }
         return out
     }
-
-    private func hexWord(_ random: inout some RandomNumberGenerator) -> String {
-        var word = random.next()
-        var out: [UInt8] = []
-        for _ in 0..<16 {
-            out.append(Self.hexDigits[Int(word & 15)])
-            word >>= 4
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A random (version 4) UUID in lower case.
     private func uuid(_ random: inout some RandomNumberGenerator) -> String {
@@ -127,8 +117,8 @@ public struct Template: Sendable, Equatable {
                     out[written] = UInt8(ascii: "-")
                     written += 1
                 }
-                out[written] = Self.hexDigits[Int(byte >> 4)]
-                out[written + 1] = Self.hexDigits[Int(byte & 15)]
+                out[written] = Hex.digits[Int(byte >> 4)]
+                out[written + 1] = Hex.digits[Int(byte & 15)]
                 written += 2
             }
             return written
