@@ -1,33 +1,44 @@
 # FormGate — `make test` runs every check CI runs; `make bench` measures; `make run` serves.
 SHELL := /bin/bash
-export PATH := /opt/swift/usr/bin:$(PATH)
+# The Swift toolchain is assumed at /opt/swift. Debian's /usr/bin comes before the rest of PATH,
+# so the tests run Debian's python3, node, go and php, not a pyenv or nvm one found first.
+export PATH := /opt/swift/usr/bin:/usr/bin:/bin:$(PATH)
 
-# Debian packages the build and the tests need (installed when missing).
-TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg-config curl php-cli ca-certificates openssl \
-	golang-go chromium fonts-liberation nodejs
-# Python packages the conformance matrix's client and server need (from PyPI when missing).
-PYTHON_PACKAGES := requests werkzeug
+# Debian packages building and running the proxy needs: Package.swift's system libraries
+# (libevent with its OpenSSL part, OpenSSL, libmagic, zlib, libyaml) and pkg-config, which
+# SwiftPM asks for their flags. `make build`, `make release` and `make run` install only these.
+BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev libyaml-dev
+# Debian packages the tests run or import, on top of BUILD_PACKAGES (`make deps`, `make test`):
+# the clients and servers the integration tests and the conformance matrix start, and the
+# matrix's Python modules from Debian (no PyPI, no pip).
+TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
+	python3 python3-requests python3-werkzeug
+# The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
+PYTHON := /usr/bin/python3
+export FORMGATE_PYTHON := $(PYTHON)
 BENCH_PACKAGES := nginx wrk gnuplot-nox
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
 
-.PHONY: all build release test lint format deps bench run fuzz robustness conformance soak clean
+.PHONY: all build release test lint format build-deps deps bench run fuzz robustness conformance soak clean
 
 # Seconds per fuzz target: `make test` runs 30, `make fuzz` as long as you like.
 FUZZ_SECONDS ?= 600
 
 all: build
 
-deps:
-	@scripts/ensure-packages.sh $(TEST_PACKAGES)
-	@python3 -c "import requests, werkzeug" 2>/dev/null || python3 -m pip install --quiet $(PYTHON_PACKAGES)
+build-deps:
+	@scripts/ensure-packages.sh $(BUILD_PACKAGES)
 
-build: deps
+deps: build-deps
+	@scripts/ensure-packages.sh $(TEST_PACKAGES)
+
+build: build-deps
 	swift build $(SWIFT_FLAGS)
 
 # The release binary the Docker image ships (Swift runtime linked statically).
-release: deps
+release: build-deps
 	swift build -c release $(SWIFT_FLAGS) --static-swift-stdlib --product formgate
 
 lint:
@@ -39,19 +50,19 @@ format:
 test: deps lint release
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
-	python3 Tests/Conformance/matrix.py
+	$(PYTHON) Tests/Conformance/matrix.py
 	scripts/fuzz.sh 30
 
 # Real clients x real servers through the release binary (also part of `make test`).
 conformance: deps release
-	python3 Tests/Conformance/matrix.py
+	$(PYTHON) Tests/Conformance/matrix.py
 
 # 30 minutes of mixed good and hostile load on the release binary (not part of `make test`).
 SOAK_SECONDS ?= 1800
 soak: deps release
-	python3 scripts/soak.py $(SOAK_SECONDS)
+	$(PYTHON) scripts/soak.py $(SOAK_SECONDS)
 
-fuzz: deps
+fuzz: build-deps
 	FUZZ_SEED=0 scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # docs/robustness.md: a fuzz run of FUZZ_SECONDS per target, the robustness tests, the
@@ -59,8 +70,8 @@ fuzz: deps
 robustness: fuzz release
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build --filter "FaultTests|ProtocolTests|HostileCorpusTests"
-	python3 Tests/Conformance/matrix.py
-	python3 scripts/robustness-report.py
+	$(PYTHON) Tests/Conformance/matrix.py
+	$(PYTHON) scripts/robustness-report.py
 
 # The in-process parser benchmark, then the side-by-side proxy benchmark (direct, nginx,
 # FormGate): docs/benchmarks.md and docs/benchmarks.png.
@@ -70,7 +81,7 @@ bench: deps release
 	.build/release/multipart-bench
 	python3 scripts/bench.py
 
-run: deps
+run: build-deps
 	swift build -c release $(SWIFT_FLAGS) --product formgate
 	@scripts/run-demo.sh
 

@@ -7,7 +7,7 @@ import Testing
     @Test(arguments: [true, false])
     func formGateMintsTheTokenQiniuAccepts(fieldsFirst: Bool) throws {
         let mock = try ServerProcess(
-            try tool("python3"),
+            try python3(),
             [
                 UpstreamServerTests.resources.appendingPathComponent("qiniu_mock.py").path, "test-ak",
                 "test-sk", "photos",

@@ -56,7 +56,7 @@ import Testing
         let certificates = try makeCertificates()
         defer { try? FileManager.default.removeItem(atPath: certificates.directory) }
         let server = try ServerProcess(
-            try tool("python3"),
+            try python3(),
             [
                 Self.resources.appendingPathComponent("tls_upstream.py").path, certificates.cert,
                 certificates.key,

@@ -165,6 +165,16 @@ func tool(_ name: String) throws -> String {
     throw TestFailure("\(name) is not installed (make test installs it)")
 }
 
+/// The Python that runs the test servers in `Resources/`: `FORMGATE_PYTHON` (the Makefile sets
+/// it), else Debian's `/usr/bin/python3`, never whichever `python3` comes first on PATH.
+func python3() throws -> String {
+    let path = ProcessInfo.processInfo.environment["FORMGATE_PYTHON"] ?? "/usr/bin/python3"
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw TestFailure("\(path) is not installed (make test installs python3)")
+    }
+    return path
+}
+
 /// Parses a JSON object.
 func jsonObject(_ data: Data) throws -> [String: Any] {
     guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
