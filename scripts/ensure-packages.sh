@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages named on the command line that are not installed yet.
-# Used by the Makefile so that `make test`, `make run` and `make bench` work on a fresh machine.
+# Used by the Makefile so that `make run`, `make test` and `make bench` work on a fresh Debian 12
+# (each names its own list there). Debian packages only: no pip, no other archive.
 set -euo pipefail
 missing=()
 for pkg in "$@"; do
@@ -14,4 +15,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# No pseudo-terminal for dpkg: a chroot or container may have no /dev/pts.
+apt-get install -y -qq --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}"

@@ -36,6 +36,10 @@ in_chroot() {
 installed_in_chroot() {
     [ "$(chroot "$rootfs" dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
+# The packages installed in the chroot, one a line, sorted.
+chroot_packages() {
+    chroot "$rootfs" dpkg-query -W -f='${Package} ${Status}\n' | awk '$4 == "installed" { print $1 }' | sort
+}
 # Processes whose root directory is the chroot (all started by this script).
 chroot_pids() {
     local link
@@ -171,6 +175,7 @@ if [ -z "$present" ]; then
 else
     fail "already installed before make run:$present"
 fi
+chroot_packages >"$work/packages-before-run.txt"
 
 step "chroot: make run (in the background)"
 setsid chroot "$rootfs" /usr/bin/env -i HOME=/root PATH="$chroot_path" LANG=C.UTF-8 TERM=dumb \
@@ -188,12 +193,13 @@ grep -E '^installing: ' "$work/make-run.log" | sed 's/^/  make run: /'
 missing=""
 for package in $build_packages; do installed_in_chroot "$package" || missing+=" $package"; done
 [ -z "$missing" ] && pass "make run installed the proxy's packages" || fail "not installed by make run:$missing"
+chroot_packages >"$work/packages-after-run.txt"
+added=$(comm -13 "$work/packages-before-run.txt" "$work/packages-after-run.txt" | tr '\n' ' ')
+echo "  make run added $(wc -w <<<"$added") packages: $added"
 extra=""
 for package in $test_packages; do
     case " $build_packages " in *" $package "*) continue ;; esac
-    # curl is the README's client, installed above.
-    [ "$package" = curl ] && continue
-    installed_in_chroot "$package" && extra+=" $package"
+    case " $added " in *" $package "*) extra+=" $package" ;; esac
 done
 [ -z "$extra" ] && pass "make run installed no test tool" || fail "make run installed test packages:$extra"
 in_chroot 'python3 -m pip --version' >/dev/null 2>&1 && fail "pip is present in the chroot" || pass "no pip in the chroot"
@@ -246,7 +252,8 @@ while [ -n "$(chroot_pids)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
 if [ "${FRESH_TEST_DEPS:-0}" = 1 ]; then
     step "chroot: make deps (the test tools, from Debian)"
     if in_chroot 'cd /root/formgate && make deps' >"$work/make-deps.log" 2>&1; then
-        pass "make deps"
+        chroot_packages >"$work/packages-after-deps.txt"
+        pass "make deps: $(comm -13 "$work/packages-after-run.txt" "$work/packages-after-deps.txt" | wc -l) packages added"
         grep -E '^installing: ' "$work/make-deps.log" | sed 's/^/  make deps: /'
     else
         tail -20 "$work/make-deps.log"

@@ -8,9 +8,10 @@ ParseMultipartForm, and FormGate's demo upstream. One FormGate (the release buil
 all, one route per server, each with the same rules: rename a field, drop the client's token,
 inject a field, sniff types (override) and rename files from a template. Every cell must show
 the server exactly the expected fields and byte-exact files with the sniffed types and the new
-names. Writes .build/conformance.json; exits 1 if any cell fails.
+names. Writes .build/conformance.json; exits 1 if any cell fails. Run it with Debian's Python
+(python3-requests, python3-werkzeug) and Debian's tools first on PATH, as `make conformance` does:
 
-    python3 Tests/Conformance/matrix.py [FORMGATE_BINARY]
+    PATH=/usr/bin:$PATH /usr/bin/python3 Tests/Conformance/matrix.py [FORMGATE_BINARY]
 """
 import hashlib, html, http.client, http.server, json, os, random, re, shutil, socket, subprocess
 import sys, tempfile, threading, time
