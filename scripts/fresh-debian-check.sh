@@ -84,6 +84,7 @@ wait_for_log() {
 [ "$(id -u)" -eq 0 ] || { echo "FAIL: needs root (debootstrap, chroot, mount)"; exit 1; }
 [ -x "$toolchain/usr/bin/swift" ] || { echo "FAIL: no Swift toolchain at $toolchain"; exit 1; }
 trap finish EXIT
+trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited with $?"' ERR
 
 step "host: Debian mirror and free ports"
 # The mirror this machine's apt uses (deb822 or one-line sources), else deb.debian.org.
@@ -166,8 +167,8 @@ else
     fail "swift --version in the chroot"
     exit 1
 fi
-build_packages=$(make -s --no-print-directory -f Makefile -p -n build-deps 2>/dev/null | awk -F' := ' '$1 == "BUILD_PACKAGES" { print $2; exit }')
-test_packages=$(make -s --no-print-directory -f Makefile -p -n build-deps 2>/dev/null | awk -F' := ' '$1 == "TEST_PACKAGES" { print $2; exit }')
+build_packages=$(make -s --no-print-directory -f Makefile -p -n build-deps 2>/dev/null | awk -F' := ' '$1 == "BUILD_PACKAGES" { print $2 }')
+test_packages=$(make -s --no-print-directory -f Makefile -p -n build-deps 2>/dev/null | awk -F' := ' '$1 == "TEST_PACKAGES" { print $2 }')
 present=""
 for package in $build_packages; do installed_in_chroot "$package" && present+=" $package"; done
 if [ -z "$present" ]; then
