@@ -4,8 +4,9 @@
 # /proc and /dev into it, copies this checkout's committed HEAD in (git archive: uncommitted
 # changes are not checked), runs `make run` there in the background and the README's own
 # printf + curl commands against it, and checks the demo upstream's JSON answer (fields, file
-# name, size, sha256, FormGate's boundary). With FRESH_TEST_DEPS=1 it then runs `make deps`
-# (the test tools, from Debian only) and the conformance matrix on the binary `make run` built.
+# name, size, sha256, FormGate's boundary), stops it, and runs `make release` (the Dockerfile's
+# step). With FRESH_TEST_DEPS=1 it then runs `make deps` (the test tools, from Debian only) and
+# the conformance matrix on that release binary.
 #
 # Needs root and HTTP access to the Debian mirror this machine's apt uses. Not part of
 # `make test`. The chroot shares this machine's network: ports 8080 and 9000 must be free.
@@ -250,6 +251,22 @@ deadline=$((SECONDS + 30))
 while [ -n "$(chroot_pids)" ] && [ $SECONDS -lt $deadline ]; do sleep 1; done
 [ -z "$(chroot_pids)" ] && pass "FormGate and the demo upstream stopped" || fail "processes left: $(chroot_pids)"
 
+# The Dockerfile's step: the same packages, the Swift runtime linked statically.
+step "chroot: make release"
+if in_chroot 'cd /root/formgate && make release' >"$work/make-release.log" 2>&1; then
+    chroot_packages >"$work/packages-after-release.txt"
+    added=$(comm -13 "$work/packages-after-run.txt" "$work/packages-after-release.txt" | wc -l)
+    [ "$added" -eq 0 ] && pass "make release: built, no package added" || fail "make release added $added packages"
+    if chroot "$rootfs" ldd /root/formgate/.build/release/formgate | grep -q libswiftCore; then
+        fail "make release: formgate links the Swift runtime dynamically"
+    else
+        pass "make release: formgate links no Swift runtime library (static Swift stdlib)"
+    fi
+else
+    tail -20 "$work/make-release.log"
+    fail "make release (log: $work/make-release.log)"
+fi
+
 if [ "${FRESH_TEST_DEPS:-0}" = 1 ]; then
     step "chroot: make deps (the test tools, from Debian)"
     if in_chroot 'cd /root/formgate && make deps' >"$work/make-deps.log" 2>&1; then
@@ -266,7 +283,7 @@ if [ "${FRESH_TEST_DEPS:-0}" = 1 ]; then
         chromium --version | sed "s/^/  /"; curl --version | head -1 | sed "s/^/  /"'
     in_chroot "$versions" 2>&1 || fail "a test tool does not run"
     step "chroot: the conformance matrix (Debian's python3, node, go, php, chromium)"
-    if in_chroot 'cd /root/formgate && PATH=/opt/swift/usr/bin:$PATH /usr/bin/python3 Tests/Conformance/matrix.py .build/release/formgate' \
+    if in_chroot 'cd /root/formgate && /usr/bin/python3 Tests/Conformance/matrix.py .build/release/formgate' \
         >"$work/conformance.log" 2>&1; then
         pass "conformance matrix: $(tail -1 "$work/conformance.log")"
     else
