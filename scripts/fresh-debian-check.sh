@@ -6,7 +6,8 @@
 # printf + curl commands against it, and checks the demo upstream's JSON answer (fields, file
 # name, size, sha256, FormGate's boundary), stops it, and runs `make release` (the Dockerfile's
 # step). With FRESH_TEST_DEPS=1 it then runs `make deps` (the test tools, from Debian only) and
-# the conformance matrix on that release binary.
+# the conformance matrix on that release binary; with FRESH_MAKE_TEST=1, the whole `make test`
+# (`.ci/run`).
 #
 # Needs root and HTTP access to the Debian mirror this machine's apt uses. Not part of
 # `make test`. The chroot shares this machine's network: ports 8080 and 9000 must be free.
@@ -289,6 +290,17 @@ if [ "${FRESH_TEST_DEPS:-0}" = 1 ]; then
     else
         tail -40 "$work/conformance.log"
         fail "conformance matrix (log: $work/conformance.log)"
+    fi
+fi
+
+if [ "${FRESH_MAKE_TEST:-0}" = 1 ]; then
+    step "chroot: CI=true bash .ci/run (make test: the whole suite)"
+    started=$SECONDS
+    if in_chroot 'cd /root/formgate && CI=true bash .ci/run' >"$work/make-test.log" 2>&1; then
+        pass "make test in $((SECONDS - started)) s: $(grep -E '^. Test run with' "$work/make-test.log" | tail -1)"
+    else
+        grep -E '^. Test run with|✘|FAIL|error:' "$work/make-test.log" | tail -30
+        fail "make test (log: $work/make-test.log)"
     fi
 fi
 
