@@ -130,7 +130,9 @@ final class FakeUpstream: @unchecked Sendable {
     let port: Int
     private let lock = NSLock()
     private var received: [UInt8] = []
-    private var connectionCount = 0
+    /// What each accepted connection received, in accept order.
+    private var perConnection: [[UInt8]] = []
+    private var closedCount = 0
     private let behavior: Behavior
     private var running = true
 
@@ -162,19 +164,29 @@ final class FakeUpstream: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
     var bytesReceived: [UInt8] { lock.withLock { received } }
-    var connections: Int { lock.withLock { connectionCount } }
+    var connections: Int { lock.withLock { perConnection.count } }
+    /// What each connection received so far, in accept order.
+    var streams: [[UInt8]] { lock.withLock { perConnection } }
+    /// Accepted connections that the peer has not closed (or reset) yet.
+    var openConnections: Int { lock.withLock { perConnection.count - closedCount } }
 
     private func acceptLoop() {
         while lock.withLock({ running }) {
             let client = accept(fd, nil, nil)
             if client < 0 { return }
-            lock.withLock { connectionCount += 1 }
-            Thread { [unowned self] in self.serve(client) }.start()
+            let index = lock.withLock {
+                perConnection.append([])
+                return perConnection.count - 1
+            }
+            Thread { [unowned self] in self.serve(client, index: index) }.start()
         }
     }
 
-    private func serve(_ client: Int32) {
-        defer { close(client) }
+    private func serve(_ client: Int32, index: Int) {
+        defer {
+            close(client)
+            lock.withLock { closedCount += 1 }
+        }
         var buffer = [UInt8](repeating: 0, count: 65536)
         var seen = 0
         var pending: [UInt8] = []
@@ -183,13 +195,19 @@ final class FakeUpstream: @unchecked Sendable {
                 if buffer.count < rate / 10 { buffer = [UInt8](repeating: 0, count: rate / 10) }
                 let count = recv(client, &buffer, rate / 10, Int32(MSG_WAITALL))
                 if count <= 0 { return }
-                lock.withLock { received += buffer[..<count] }
+                lock.withLock {
+                    received += buffer[..<count]
+                    perConnection[index] += buffer[..<count]
+                }
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
             let count = recv(client, &buffer, buffer.count, 0)
             if count <= 0 { return }
-            lock.withLock { received += buffer[..<count] }
+            lock.withLock {
+                received += buffer[..<count]
+                perConnection[index] += buffer[..<count]
+            }
             seen += count
             pending += buffer[..<count]
             switch behavior {

@@ -184,3 +184,26 @@ func recordFigure(_ name: String, _ figures: [String: Any]) {
         try? data.write(to: directory.appendingPathComponent("\(name).json"))
     }
 }
+
+/// PHP's built-in server running the compose example's `docker/php/upload.php` on a free port
+/// (with `ini` settings given as `-d` options), once it accepts.
+func startPHP(ini: [String] = []) throws -> (ServerProcess, Int) {
+    let probe = try FakeUpstream(.silent)
+    let port = probe.port
+    probe.stop()
+    let server = try ServerProcess(
+        try tool("php"),
+        ini.flatMap { ["-d", $0] } + [
+            "-S", "127.0.0.1:\(port)", packageRoot.appendingPathComponent("docker/php/upload.php").path,
+        ],
+        waitForListening: false)
+    if eventually(within: 30, { (try? RawClient(port: port)) != nil }) { return (server, port) }
+    throw TestFailure("php -S did not start: \(server.stderr)")
+}
+
+/// The conformance matrix's Werkzeug server (`Tests/Conformance/werkzeug_server.py`).
+func startWerkzeug() throws -> ServerProcess {
+    try ServerProcess(
+        try tool("python3"), [packageRoot.appendingPathComponent("Tests/Conformance/werkzeug_server.py").path]
+    )
+}
