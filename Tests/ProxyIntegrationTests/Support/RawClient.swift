@@ -164,6 +164,8 @@ final class FakeUpstream: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
     var bytesReceived: [UInt8] { lock.withLock { received } }
+    /// How many bytes arrived, without copying them.
+    var byteCount: Int { lock.withLock { received.count } }
     var connections: Int { lock.withLock { perConnection.count } }
     /// What each connection received so far, in accept order.
     var streams: [[UInt8]] { lock.withLock { perConnection } }
