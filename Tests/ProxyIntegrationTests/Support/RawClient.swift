@@ -59,6 +59,29 @@ final class RawClient: @unchecked Sendable {
         return out
     }
 
+    /// Reads until `done` holds for what arrived, the peer closes, or `timeout` seconds pass
+    /// (a deadline for a test that would hang, not a measure).
+    func read(timeout: Int = 30, until done: ([UInt8]) -> Bool) -> [UInt8] {
+        var timeoutValue = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+        var out = pending
+        pending = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !done(out) {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            out += buffer[..<count]
+        }
+        return out
+    }
+
+    /// Whether bytes are waiting to be read (or the peer closed), without blocking.
+    var hasInput: Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count >= 0
+    }
+
     /// Reads one HTTP/1.1 response with a Content-Length body (or until close); bytes past it
     /// are kept for the next call.
     func readResponse(timeout: Int = 30) -> (status: Int, head: String, body: [UInt8])? {
