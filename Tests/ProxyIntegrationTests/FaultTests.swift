@@ -54,7 +54,7 @@ import Testing
         let request = multipartRequest(fileBytes: 8 << 20)
         client.send(Array(request.head.utf8))
         client.send(request.body)
-        let rest = client.readAll(timeout: 20)
+        let rest = client.readAll(timeout: 30)
         let text = String(decoding: rest, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 502"))
         #expect(text.contains("Connection: close"))
@@ -168,7 +168,7 @@ import Testing
             let client = try RawClient(port: proxy.port)
             let request = multipartRequest(fileBytes: 1000)
             client.send(Array(request.head.utf8) + request.body)
-            let response = try #require(client.readResponse(timeout: 10), "\(label): no response")
+            let response = try #require(client.readResponse(timeout: 30), "\(label): no response")
             #expect(response.status == 502, "\(label): \(response.head)")
         }
         let log = proxy.accessLog(atLeast: 3)
@@ -187,7 +187,7 @@ import Testing
             let request = multipartRequest(path: "/legacy", fileBytes: size)
             client.send(Array(request.head.utf8))
             client.send(request.body)
-            let response = try #require(client.readResponse(timeout: 20))
+            let response = try #require(client.readResponse(timeout: 30))
             #expect(response.status == 507, "\(size) bytes: \(response.head)")
         }
         // Settled once the three are logged.
@@ -209,7 +209,7 @@ import Testing
         let client = try RawClient(port: working.port)
         let request = multipartRequest(path: "/legacy", fileBytes: 100 * 1024)
         client.send(Array(request.head.utf8) + request.body)
-        #expect(client.readResponse(timeout: 20)?.status == 200)
+        #expect(client.readResponse(timeout: 30)?.status == 200)
     }
 
     /// 10,000 faulty requests from 8 concurrent clients (aborts on both routes, malformed
@@ -275,7 +275,7 @@ import Testing
                     }
                     client.send(bytes)
                     guard let status else { continue }
-                    let reply = client.readResponse(timeout: 20)?.status ?? 0
+                    let reply = client.readResponse(timeout: 30)?.status ?? 0
                     if reply != status { problems.append("\(fault): \(reply)") }
                 }
             }

@@ -115,7 +115,7 @@ import Testing
         for (name, request, status) in Self.cases {
             let client = try RawClient(port: proxy.port)
             client.send(request)
-            let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+            let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
             #expect(reply.hasPrefix("HTTP/1.1 \(status) "), "\(name): \(reply.prefix(80))")
             #expect(reply.contains("Connection: close"), "\(name)")
         }
@@ -137,7 +137,7 @@ import Testing
         client.send(
             "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         )
-        let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+        let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
         #expect(reply.hasPrefix("HTTP/1.1 400 "))
         #expect(reply.contains("duplicateParameter"))
         // Settled once the request is logged and any upstream connection closed.
