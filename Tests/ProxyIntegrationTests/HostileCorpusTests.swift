@@ -65,7 +65,7 @@ import Testing
             #expect(reply.hasPrefix("HTTP/1.1 \(testCase.status) "), "\(label): \(reply.prefix(120))")
             // Settled: the request's access-log line is written and the proxy has closed every
             // upstream connection it opened.
-            let settled = eventually { proxy.accessLog.count > index && recorder.openConnections == 0 }
+            let settled = eventually { proxy.stdoutLineCount > index && recorder.openConnections == 0 }
             #expect(settled, "\(label): no access-log line, or an upstream connection left open")
             let streams = recorder.streams.dropFirst(streamsBefore)
             let bytes = streams.reduce(0) { $0 + $1.count }
@@ -82,7 +82,7 @@ import Testing
         #expect(eventually { recorder.openConnections == 0 })
         let late = recorder.streams.filter { ForwardedRequest($0).isComplete }.count
         #expect(late == 0, "\(late) complete requests reached the upstream by the end")
-        #expect(proxy.accessLog.count == cases.count)
+        #expect(proxy.stdoutLineCount == cases.count)
         print("hostile corpus: \(cases.count) refused cases, ambiguous forwards \(ambiguousForwards + late)")
         recordFigure(
             "hostile-corpus", ["refused_cases": cases.count, "ambiguous_forwards": ambiguousForwards + late])
