@@ -83,7 +83,8 @@ public struct MultipartParser {
     var partByteLimit: Int64 = 0
     var partLimit = MultipartError.Limit.fieldBytes
     var fieldCount = 0
-    var fileCount = 0
+    /// File parts whose head has been read (the one over a limit included).
+    public internal(set) var fileCount = 0
 
     /// Creates a parser for `boundary` (the `boundary` parameter, without leading dashes).
     ///

@@ -65,7 +65,7 @@ final class Metrics: Sendable {
         out += "formgate_sent_bytes_total \(snapshot.bytesOut)\n"
         family("formgate_parts_total", "counter", "Multipart parts seen.")
         out += "formgate_parts_total \(snapshot.parts)\n"
-        family("formgate_files_total", "counter", "File parts seen.")
+        family("formgate_files_total", "counter", "File parts whose head was read, refused ones included.")
         out += "formgate_files_total \(snapshot.files)\n"
         for (name, help, values, label) in [
             ("formgate_rule_actions_total", "Rule actions by kind.", snapshot.ruleActions, "action"),

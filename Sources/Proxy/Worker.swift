@@ -123,8 +123,10 @@ final class Worker {
         var parts: [RulePipeline<BodySink>.PartRecord] = []
         var injected = 0
         var anomalies: [String] = []
+        var files = 0
         if case .multipart(let pipeline) = exchange.body {
             parts = pipeline.rewriter.records
+            files = pipeline.parser.fileCount
             injected = pipeline.rewriter.injected.count
             anomalies = pipeline.parser.anomalies.names
         }
@@ -136,7 +138,7 @@ final class Worker {
             state.bytesIn += Int(exchange.bytesIn)
             state.bytesOut += Int(exchange.bytesOut)
             state.parts += parts.count
-            state.files += parts.filter { $0.originalFilename != nil }.count
+            state.files += files
             let renamed = parts.filter(\.renamed).count
             let dropped = parts.filter(\.dropped).count
             let overrides = parts.filter {

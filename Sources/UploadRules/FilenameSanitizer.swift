@@ -1,6 +1,6 @@
 /// Makes a client's file name safe to hand to a server that may store it: the last path
-/// segment only, no control or bidi characters, no `.`/`..`/Windows device names, at most
-/// 255 UTF-8 bytes with the extension kept.
+/// segment only, no control or bidi characters, no `:` (NTFS stream syntax), no
+/// `.`/`..`/Windows device names, at most 255 UTF-8 bytes with the extension kept.
 public enum FilenameSanitizer {
     /// Why a name was refused.
     public enum Refusal: Error, Equatable, Sendable {
@@ -18,12 +18,13 @@ public enum FilenameSanitizer {
         return try sanitizeText(raw)
     }
 
-    /// The common case without String work: printable ASCII, no path separator, no leading
-    /// dot, no trailing dot or space, at most 255 bytes: kept as is unless its stem is a
+    /// The common case without String work: printable ASCII, no path separator or colon, no
+    /// leading dot, no trailing dot or space, at most 255 bytes: kept as is unless its stem is a
     /// device name. `nil` sends the name to `sanitizeText` (the tests check both agree).
     static func sanitizePlainASCII(_ raw: [UInt8]) throws(Refusal) -> String? {
         guard raw.count <= 255, let first = raw.first, let last = raw.last, first != 0x2E, last != 0x2E,
-            last != 0x20, raw.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F && $0 != 0x5C })
+            last != 0x20,
+            raw.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F && $0 != 0x5C && $0 != 0x3A })
         else { return nil }
         var stem = raw[..<(raw.firstIndex(of: 0x2E) ?? raw.count)]
         while stem.first == 0x20 { stem = stem.dropFirst() }
@@ -43,6 +44,9 @@ public enum FilenameSanitizer {
             text = String(text[text.index(after: cut)...])
         }
         text = String(String.UnicodeScalarView(text.unicodeScalars.filter { !isUnsafe($0) }))
+        // NTFS stores `a.asp:.jpg` as the stream `.jpg` of `a.asp` and `a.php::$DATA` as
+        // `a.php`: the extension a check sees would not be the one stored.
+        text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == ":" ? "_" : $0 }))
         // Trailing dots and spaces are dropped by Windows and hide the real extension.
         while let last = text.last, last == "." || last == " " {
             if text == "." || text == ".." { break }

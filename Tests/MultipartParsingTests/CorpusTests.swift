@@ -7,11 +7,17 @@ import Testing
 @Suite struct CorpusTests {
     @Test(arguments: CorpusCase.all)
     func corpusCase(_ testCase: CorpusCase) throws {
+        if testCase.verdict == "refuse" {
+            #expect(testCase.error != nil, "a refused case must name its expected reason")
+        }
         let input: (body: [UInt8], boundary: [UInt8])
         do {
             input = try testCase.input()
         } catch let error as HTTPCoreError {
             #expect(testCase.verdict == "refuse", "request refused: \(error)")
+            if let expected = testCase.error {
+                #expect(error.reason.caseName == expected, "request Content-Type refused: \(error)")
+            }
             report(testCase, "refused as expected (request Content-Type: \(error.reason))")
             return
         }
@@ -26,7 +32,9 @@ import Testing
         }
         if testCase.verdict == "refuse" {
             let error = try #require(whole.error, "accepted a body that must be refused")
-            if let expected = testCase.error { #expect(error.reason.caseName == expected) }
+            if let expected = testCase.error {
+                #expect(error.reason.caseName == expected, "refused for another reason: \(error)")
+            }
             report(testCase, "refused as expected (\(error))")
             return
         }

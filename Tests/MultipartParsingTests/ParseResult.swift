@@ -118,6 +118,14 @@ extension MultipartError.Reason {
     }
 }
 
+extension HTTPCoreError.Reason {
+    /// The case name without payload, as the manifest writes it.
+    var caseName: String {
+        let text = "\(self)"
+        return String(text.prefix { $0 != "(" })
+    }
+}
+
 /// Parses `input` whole, byte by byte and at every split plan; records an issue if any
 /// feeding differs from the whole input, and returns the whole-input result.
 func parseEverySplit(

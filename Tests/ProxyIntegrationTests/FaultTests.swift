@@ -54,7 +54,7 @@ import Testing
         let request = multipartRequest(fileBytes: 8 << 20)
         client.send(Array(request.head.utf8))
         client.send(request.body)
-        let rest = client.readAll(timeout: 20)
+        let rest = client.readAll(timeout: 30)
         let text = String(decoding: rest, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 502"))
         #expect(text.contains("Connection: close"))
@@ -91,9 +91,12 @@ import Testing
             let request = multipartRequest(fileBytes: 1 << 20)
             client.send(Array(request.head.utf8))
             client.send(Array(request.body.prefix(600_000)))
-            Thread.sleep(forTimeInterval: 0.3)
+            // The client leaves once part of its body went upstream.
+            #expect(eventually { !ForwardedRequest(recorder.bytesReceived).body.isEmpty })
         }
-        Thread.sleep(forTimeInterval: 0.5)
+        // Settled: the abort is logged and the upstream connection closed.
+        #expect(eventually { aborting.stdoutLineCount == 1 && recorder.openConnections == 0 })
+        #expect(recorder.streams.allSatisfy { !ForwardedRequest($0).isComplete })
         let seen = String(decoding: recorder.bytesReceived, as: UTF8.self)
         #expect(seen.contains("----FormGate"))
         let boundary =
@@ -109,19 +112,21 @@ import Testing
             client.send(Array(request.head.utf8) + request.body)
             #expect(client.readResponse()?.status == 200)
         }
-        Thread.sleep(forTimeInterval: 0.3)
-        let baseline = proxy.openDescriptors
+        // Settled: the warm-up is logged and its client connection closed (so the count stops
+        // going down).
+        #expect(eventually { proxy.stdoutLineCount == 1 })
+        var baseline = proxy.openDescriptors
+        while eventually(within: 1, { proxy.openDescriptors < baseline }) { baseline = proxy.openDescriptors }
         for index in 0..<1000 {
             let client = try RawClient(port: proxy.port)
             let request = multipartRequest(path: index % 2 == 0 ? "/upload" : "/legacy", fileBytes: 64 * 1024)
             client.send(Array(request.head.utf8))
             client.send(Array(request.body.prefix(1000 + (index * 37) % 60_000)))
         }
-        var descriptors = proxy.openDescriptors
-        for _ in 0..<50 where descriptors > baseline {
-            Thread.sleep(forTimeInterval: 0.1)
-            descriptors = proxy.openDescriptors
-        }
+        // Every abort is logged, then the descriptors return.
+        #expect(eventually(within: 120) { proxy.stdoutLineCount == 1001 })
+        eventually(within: 60) { proxy.openDescriptors <= baseline }
+        let descriptors = proxy.openDescriptors
         print("proxy descriptors: baseline \(baseline), after 1000 aborts \(descriptors)")
         #expect(descriptors <= baseline)
         #expect(try FileManager.default.contentsOfDirectory(atPath: spoolDirectory).isEmpty)
@@ -163,7 +168,7 @@ import Testing
             let client = try RawClient(port: proxy.port)
             let request = multipartRequest(fileBytes: 1000)
             client.send(Array(request.head.utf8) + request.body)
-            let response = try #require(client.readResponse(timeout: 10), "\(label): no response")
+            let response = try #require(client.readResponse(timeout: 30), "\(label): no response")
             #expect(response.status == 502, "\(label): \(response.head)")
         }
         let log = proxy.accessLog(atLeast: 3)
@@ -182,10 +187,11 @@ import Testing
             let request = multipartRequest(path: "/legacy", fileBytes: size)
             client.send(Array(request.head.utf8))
             client.send(request.body)
-            let response = try #require(client.readResponse(timeout: 20))
+            let response = try #require(client.readResponse(timeout: 30))
             #expect(response.status == 507, "\(size) bytes: \(response.head)")
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Settled once the three are logged.
+        #expect(eventually { proxy.stdoutLineCount == 3 })
         #expect(recorder.bytesReceived.isEmpty, "the upstream received \(recorder.bytesReceived.count) bytes")
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).isEmpty)
         let log = proxy.accessLog(atLeast: 3)
@@ -203,7 +209,7 @@ import Testing
         let client = try RawClient(port: working.port)
         let request = multipartRequest(path: "/legacy", fileBytes: 100 * 1024)
         client.send(Array(request.head.utf8) + request.body)
-        #expect(client.readResponse(timeout: 20)?.status == 200)
+        #expect(client.readResponse(timeout: 30)?.status == 200)
     }
 
     /// 10,000 faulty requests from 8 concurrent clients (aborts on both routes, malformed
@@ -228,7 +234,7 @@ import Testing
                 upstream: \(resetting.url)
                 multipart: {}
 
-            """, workers: 2, accessLog: "off")
+            """, workers: 2)
 
         enum Fault: CaseIterable { case abortStream, abortBuffer, malformed, tooLarge, reset, diskFull }
         @Sendable func request(_ fault: Fault, _ index: Int) -> (bytes: [UInt8], status: Int?) {
@@ -269,16 +275,20 @@ import Testing
                     }
                     client.send(bytes)
                     guard let status else { continue }
-                    let reply = client.readResponse(timeout: 20)?.status ?? 0
+                    let reply = client.readResponse(timeout: 30)?.status ?? 0
                     if reply != status { problems.append("\(fault): \(reply)") }
                 }
             }
             return problems.list
         }
-        func settle(_ baseline: Int) -> Int {
+        // Settled: every request is logged (the aborted ones once the proxy saw them go), then
+        // the descriptor count stops going down (or reaches `baseline`).
+        func settle(requests: Int, _ baseline: Int, quiet seconds: Double) -> Int {
+            #expect(
+                eventually(within: 300) { proxy.stdoutLineCount == requests },
+                "\(proxy.stdoutLineCount) logged")
             var descriptors = proxy.openDescriptors
-            for _ in 0..<100 where descriptors > baseline {
-                Thread.sleep(forTimeInterval: 0.1)
+            while descriptors > baseline, eventually(within: seconds, { proxy.openDescriptors < descriptors }) {
                 descriptors = proxy.openDescriptors
             }
             return descriptors
@@ -287,13 +297,11 @@ import Testing
         // Warm-up: the same mix, so allocator arenas and pools reach their working size.
         let warmUp = drive(1000, offset: 0)
         #expect(warmUp.isEmpty, "\(warmUp.count) unexpected: \(warmUp.prefix(10))")
-        Thread.sleep(forTimeInterval: 1)
-        let baselineDescriptors = settle(0)
+        let baselineDescriptors = settle(requests: 1000, 0, quiet: 2)
         let baselineRSS = proxy.residentKiB
         let problems = drive(10_000, offset: 1000)
         #expect(problems.isEmpty, "\(problems.count) unexpected: \(problems.prefix(10))")
-        Thread.sleep(forTimeInterval: 1)
-        let descriptors = settle(baselineDescriptors)
+        let descriptors = settle(requests: 11_000, baselineDescriptors, quiet: 30)
         let rss = proxy.residentKiB
         print(
             "10,000 faulty requests: descriptors \(baselineDescriptors) -> \(descriptors), RSS \(baselineRSS) -> \(rss) KiB, spool files \((try? FileManager.default.contentsOfDirectory(atPath: mount.path).count) ?? -1)"

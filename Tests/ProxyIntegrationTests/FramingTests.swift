@@ -115,11 +115,12 @@ import Testing
         for (name, request, status) in Self.cases {
             let client = try RawClient(port: proxy.port)
             client.send(request)
-            let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+            let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
             #expect(reply.hasPrefix("HTTP/1.1 \(status) "), "\(name): \(reply.prefix(80))")
             #expect(reply.contains("Connection: close"), "\(name)")
         }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Settled: every request is logged.
+        #expect(eventually { proxy.accessLog.count == Self.cases.count }, "\(proxy.accessLog.count) logged")
         #expect(
             recorder.bytesReceived.isEmpty,
             "the upstream received \(String(decoding: recorder.bytesReceived, as: UTF8.self))")
@@ -136,10 +137,11 @@ import Testing
         client.send(
             "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         )
-        let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+        let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
         #expect(reply.hasPrefix("HTTP/1.1 400 "))
         #expect(reply.contains("duplicateParameter"))
-        Thread.sleep(forTimeInterval: 0.2)
+        // Settled once the request is logged and any upstream connection closed.
+        #expect(eventually { proxy.accessLog.count == 1 && recorder.openConnections == 0 })
         #expect(recorder.bytesReceived.isEmpty)
     }
 }

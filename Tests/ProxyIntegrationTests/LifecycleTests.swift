@@ -50,24 +50,21 @@ import Testing
                 for _ in 0..<50 {
                     let result = (try? self.upload(port: port, payload: 20_000)) ?? (0, nil)
                     results.withLock { $0.append(result) }
-                    Thread.sleep(forTimeInterval: 0.2)  // 200 uploads over about 10 s
+                    Thread.sleep(forTimeInterval: 0.2)  // pacing only: 200 uploads spread over the reload
                 }
             }
         }
         for thread in load { thread.start() }
-        Thread.sleep(forTimeInterval: 5)
+        // Reload mid-load: once a fifth of the uploads are done.
+        #expect(eventually(within: 120) { results.withLock { $0.count } >= 40 })
         try Self.config(upstream: upstream.url, version: "2").write(
             toFile: path, atomically: true, encoding: .utf8)
         kill(proxy.pid, SIGHUP)
-        var deadline = Date().addingTimeInterval(5)
-        while !proxy.stderr.contains("configuration reloaded"), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        #expect(eventually { proxy.stderr.contains("configuration reloaded") }, "\(proxy.stderr)")
         let after = try upload(port: port, payload: 10)
         #expect(after.status == 200)
         #expect(after.version == "2")
-        deadline = Date().addingTimeInterval(60)
-        while results.withLock({ $0.count }) < 200, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        eventually(within: 300) { results.withLock { $0.count } >= 200 }
         let all = results.withLock { $0 }
         #expect(all.count == 200)
         #expect(all.allSatisfy { $0.0 == 200 }, "failed: \(all.filter { $0.0 != 200 })")
@@ -78,10 +75,7 @@ import Testing
             .write(
                 toFile: path, atomically: true, encoding: .utf8)
         kill(proxy.pid, SIGHUP)
-        deadline = Date().addingTimeInterval(5)
-        while !proxy.stderr.contains("reload refused"), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        #expect(eventually { proxy.stderr.contains("reload refused") }, "\(proxy.stderr)")
         #expect(proxy.stderr.contains("drop_feilds"))
         #expect(try upload(port: port, payload: 10).version == "2")
     }
@@ -107,9 +101,11 @@ import Testing
             client.send(block)
             if index == 16 {
                 kill(proxy.pid, SIGTERM)
-                Thread.sleep(forTimeInterval: 0.3)
+                // Draining: the listeners close (a connect is refused) while this upload goes on.
+                #expect(eventually { proxy.stderr.contains("draining") })
                 #expect(
-                    (try? RawClient(port: proxy.port)) == nil, "a new connection was accepted while draining")
+                    eventually { (try? RawClient(port: proxy.port)) == nil },
+                    "new connections were still accepted while draining")
             }
         }
         client.send(tail)
@@ -135,14 +131,13 @@ import Testing
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
         for _ in 0..<30 { #expect(try upload(port: proxy.port, payload: 10).status == 200) }
-        var deadline = Date().addingTimeInterval(5)
-        while lines(log) < 30, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(eventually { lines(log) >= 30 })
         try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
         kill(proxy.pid, SIGUSR1)
-        Thread.sleep(forTimeInterval: 0.2)
+        // Reopened: the writer has created the file again.
+        #expect(eventually { FileManager.default.fileExists(atPath: log) })
         for _ in 0..<20 { #expect(try upload(port: proxy.port, payload: 10).status == 200) }
-        deadline = Date().addingTimeInterval(5)
-        while lines(log) < 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        eventually { lines(log) >= 20 }
         #expect(lines(log + ".1") == 30)
         #expect(lines(log) == 20)
     }
@@ -157,15 +152,10 @@ import Testing
             toFile: path, atomically: true, encoding: .utf8)
         let second = try ServerProcess(
             formgateBinary, ["run", "-c", path], waitForListening: false, removingAtStop: [path])
-        let deadline = Date().addingTimeInterval(5)
-        while second.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(!second.process.isRunning, "the second instance started on a taken port")
+        #expect(eventually { !second.process.isRunning }, "the second instance started on a taken port")
         second.stop()
         #expect(second.process.terminationStatus != 0)
-        for _ in 0..<100 where !second.stderr.contains("already in use") {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        #expect(second.stderr.contains("address already in use"), "\(second.stderr)")
+        #expect(eventually { second.stderr.contains("address already in use") }, "\(second.stderr)")
         let client = try RawClient(port: first.port)
         client.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(client.readResponse()?.status == 200)

@@ -81,7 +81,8 @@ import Testing
         let client = try RawClient(port: proxy.port)
         client.send("HEAD /x HTTP/1.1\r\nHost: test\r\n\r\n")
         client.send("HEAD /y HTTP/1.1\r\nHost: test\r\n\r\n")
-        let text = String(decoding: client.readAll(timeout: 2), as: UTF8.self)
+        let marker = Array("HTTP/1.1 200 OK".utf8)
+        let text = String(decoding: client.read { $0.ranges(of: marker).count >= 2 }, as: UTF8.self)
         #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
         #expect(text.contains("Content-Length: 10"))
 
@@ -90,7 +91,9 @@ import Testing
             let proxy = try startProxy("upstream: \(bodiless.url)\n", workers: 1)
             let client = try RawClient(port: proxy.port)
             client.send("GET /a HTTP/1.1\r\nHost: test\r\n\r\nGET /b HTTP/1.1\r\nHost: test\r\n\r\n")
-            let text = String(decoding: client.readAll(timeout: 2), as: UTF8.self)
+            let marker = Array("HTTP/1.1 \(status)".utf8)
+            let received = client.read { $0.ranges(of: marker).count >= 2 }
+            let text = String(decoding: received, as: UTF8.self)
             #expect(text.components(separatedBy: "HTTP/1.1 \(status)").count == 3, "\(text)")
         }
     }
@@ -101,20 +104,14 @@ import Testing
         let proxy = try startProxy("upstream: \(fake.url)\n", workers: 1)
         let client = try RawClient(port: proxy.port)
         client.send("GET /c HTTP/1.1\r\nHost: test\r\n\r\n")
-        var text = ""
-        let deadline = Date().addingTimeInterval(5)
-        while !text.contains("0\r\n\r\n"), Date() < deadline {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(client.fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            text += String(decoding: buffer[..<count], as: UTF8.self)
-        }
+        let text = String(
+            decoding: client.read { $0.firstRange(of: Array("0\r\n\r\n".utf8)) != nil }, as: UTF8.self)
         #expect(text.contains("Transfer-Encoding: chunked"))
         #expect(text.hasSuffix("d\r\nuntil the end\r\n0\r\n\r\n"))
 
         let old = try RawClient(port: proxy.port)
         old.send("GET /c HTTP/1.0\r\n\r\n")
-        let reply = String(decoding: old.readAll(timeout: 5), as: UTF8.self)
+        let reply = String(decoding: old.readAll(timeout: 30), as: UTF8.self)
         #expect(reply.hasSuffix("\r\n\r\nuntil the end"))
         #expect(reply.contains("Connection: close"))
     }
@@ -124,7 +121,7 @@ import Testing
         let proxy = try startProxy("upstream: \(upstream.url)\ntimeouts: { header: 500ms }\n")
         let client = try RawClient(port: proxy.port)
         client.send("GET / HTTP/1.1\r\nHost: te")
-        let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+        let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
         #expect(reply.hasPrefix("HTTP/1.1 408 "))
     }
 
@@ -145,8 +142,10 @@ import Testing
     @Test func connectionCapQueuesNewClients() throws {
         let upstream = try startDemoUpstream()
         let proxy = try startProxy("upstream: \(upstream.url)\nlimits: { connections: 3 }\n", workers: 1)
+        let baseline = proxy.openDescriptors
         let held = try (0..<3).map { _ in try RawClient(port: proxy.port) }
-        Thread.sleep(forTimeInterval: 0.2)
+        // The three are accepted (their descriptors are open) before the fourth connects.
+        #expect(eventually { proxy.openDescriptors >= baseline + 3 })
         let waiting = try RawClient(port: proxy.port)
         waiting.send("GET /late HTTP/1.1\r\nHost: t\r\n\r\n")
         held[0].send("GET /served HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -156,7 +155,7 @@ import Testing
         setsockopt(waiting.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         #expect(recv(waiting.fd, &buffer, buffer.count, 0) < 0, "a client past the cap was served")
         shutdown(held[2].fd, Int32(SHUT_RDWR))
-        let response = try #require(waiting.readResponse(timeout: 5))
+        let response = try #require(waiting.readResponse(timeout: 30))
         #expect(response.status == 200)
         #expect(try jsonObject(Data(response.body))["path"] as? String == "/late")
     }
@@ -179,20 +178,20 @@ import Testing
             let client = try RawClient(port: proxy.port)
             client.send(round % 2 == 0 ? upload : Array("GET /x HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
             client.shutdownWrite()
-            let reply = String(decoding: client.readAll(timeout: 10), as: UTF8.self)
+            let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
             #expect(reply.hasPrefix("HTTP/1.1 200 "), "round \(round): \(reply.prefix(80))")
         }
         let bad = try RawClient(port: proxy.port)
         bad.send("POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nab\r\n0\r\n\r\n")
         bad.shutdownWrite()
-        #expect(String(decoding: bad.readAll(timeout: 10), as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
+        #expect(String(decoding: bad.readAll(timeout: 30), as: UTF8.self).hasPrefix("HTTP/1.1 400 "))
 
         let recorder = try FakeUpstream(.silent)
         let recording = try startProxy(UploadTests.config(upstream: recorder.url), workers: 1)
         let truncated = try RawClient(port: recording.port)
         truncated.send(Array(upload.dropLast(10)))
         truncated.shutdownWrite()
-        #expect(truncated.readAll(timeout: 10).isEmpty)
+        #expect(truncated.readAll(timeout: 30).isEmpty)
         #expect(recording.accessLog(atLeast: 1).first?["status"] as? Int == 499)
         #expect(!String(decoding: recorder.bytesReceived, as: UTF8.self).contains("--\r\n"))
     }
@@ -213,7 +212,7 @@ import Testing
                 "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.count)\r\n\r\n"
             )
             client.send(body)  // the proxy answers after 64 KiB; the rest is read and discarded
-            let response = try #require(client.readResponse(timeout: 10))
+            let response = try #require(client.readResponse(timeout: 30))
             #expect(response.status == 413)
         }
     }
@@ -245,12 +244,14 @@ import Testing
         let start = Date()
         let good = try RawClient(port: proxy.port)
         good.send("GET /good/x HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(good.readResponse(timeout: 5)?.status == 200)
+        #expect(good.readResponse(timeout: 30)?.status == 200)
         let goodMilliseconds = Date().timeIntervalSince(start) * 1000
-        #expect(goodMilliseconds < 500)
+        // Not delayed: served before any stalled connection's 1 s timeout ran out (an order of
+        // events, not a wall-clock bound).
+        #expect(stalled.allSatisfy { !$0.hasInput }, "a stalled client was answered before the good one")
         var statuses: [String: Int] = [:]
         for client in stalled {
-            let reply = String(decoding: client.readAll(timeout: 5), as: UTF8.self)
+            let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
             statuses[String(reply.prefix(12)), default: 0] += 1
         }
         #expect(statuses == ["HTTP/1.1 408": 200], "\(statuses)")
@@ -260,15 +261,11 @@ import Testing
                 "connections": 200, "answered_408": statuses["HTTP/1.1 408"] ?? 0,
                 "good_client_ms": Int(goodMilliseconds),
             ])
-        #expect(Date().timeIntervalSince(start) < 4)
         #expect(!String(decoding: recorder.bytesReceived, as: UTF8.self).contains("--\r\n"))
         stalled = []
-        var descriptors = proxy.openDescriptors
-        for _ in 0..<50 where descriptors > baseline + 2 {
-            Thread.sleep(forTimeInterval: 0.1)
-            descriptors = proxy.openDescriptors
-        }
-        #expect(descriptors <= baseline + 2, "descriptors \(baseline) -> \(descriptors)")
+        #expect(
+            eventually { proxy.openDescriptors <= baseline + 2 },
+            "descriptors \(baseline) -> \(proxy.openDescriptors)")
     }
 
     /// A pipelining flood: 10,000 requests written back to back on one connection while the
@@ -315,7 +312,7 @@ import Testing
             "upstream: \(slow.url)\ntimeouts: { idle: 1s, upstream_response: 10s }\n", workers: 1)
         let client = try RawClient(port: proxy.port)
         client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
-        let response = try #require(client.readResponse(timeout: 10))
+        let response = try #require(client.readResponse(timeout: 30))
         #expect(response.status == 200)
         #expect(response.body == Array("slow".utf8))
     }

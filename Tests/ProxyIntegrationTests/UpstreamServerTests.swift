@@ -6,23 +6,6 @@ import Testing
 @Suite(.serialized) struct UpstreamServerTests {
     static let resources = packageRoot.appendingPathComponent("Tests/ProxyIntegrationTests/Resources")
 
-    /// PHP's built-in server running the compose example's `docker/php/upload.php` on a free
-    /// port, once it accepts.
-    func startPHP() throws -> (ServerProcess, Int) {
-        let probe = try FakeUpstream(.silent)
-        let port = probe.port
-        probe.stop()
-        let server = try ServerProcess(
-            try tool("php"),
-            ["-S", "127.0.0.1:\(port)", packageRoot.appendingPathComponent("docker/php/upload.php").path],
-            waitForListening: false)
-        for _ in 0..<100 {
-            if (try? RawClient(port: port)) != nil { return (server, port) }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw TestFailure("php -S did not start: \(server.stderr)")
-    }
-
     /// A CA and a server certificate for `localhost` only, in a fresh directory.
     func makeCertificates() throws -> (directory: String, ca: String, cert: String, key: String) {
         let openssl = try tool("openssl")

@@ -59,6 +59,29 @@ final class RawClient: @unchecked Sendable {
         return out
     }
 
+    /// Reads until `done` holds for what arrived, the peer closes, or `timeout` seconds pass
+    /// (a deadline for a test that would hang, not a measure).
+    func read(timeout: Int = 30, until done: ([UInt8]) -> Bool) -> [UInt8] {
+        var timeoutValue = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeoutValue, socklen_t(MemoryLayout<timeval>.size))
+        var out = pending
+        pending = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !done(out) {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            out += buffer[..<count]
+        }
+        return out
+    }
+
+    /// Whether bytes are waiting to be read (or the peer closed), without blocking.
+    var hasInput: Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count >= 0
+    }
+
     /// Reads one HTTP/1.1 response with a Content-Length body (or until close); bytes past it
     /// are kept for the next call.
     func readResponse(timeout: Int = 30) -> (status: Int, head: String, body: [UInt8])? {
@@ -130,7 +153,9 @@ final class FakeUpstream: @unchecked Sendable {
     let port: Int
     private let lock = NSLock()
     private var received: [UInt8] = []
-    private var connectionCount = 0
+    /// What each accepted connection received, in accept order.
+    private var perConnection: [[UInt8]] = []
+    private var closedCount = 0
     private let behavior: Behavior
     private var running = true
 
@@ -162,19 +187,31 @@ final class FakeUpstream: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
     var bytesReceived: [UInt8] { lock.withLock { received } }
-    var connections: Int { lock.withLock { connectionCount } }
+    /// How many bytes arrived, without copying them.
+    var byteCount: Int { lock.withLock { received.count } }
+    var connections: Int { lock.withLock { perConnection.count } }
+    /// What each connection received so far, in accept order.
+    var streams: [[UInt8]] { lock.withLock { perConnection } }
+    /// Accepted connections that the peer has not closed (or reset) yet.
+    var openConnections: Int { lock.withLock { perConnection.count - closedCount } }
 
     private func acceptLoop() {
         while lock.withLock({ running }) {
             let client = accept(fd, nil, nil)
             if client < 0 { return }
-            lock.withLock { connectionCount += 1 }
-            Thread { [unowned self] in self.serve(client) }.start()
+            let index = lock.withLock {
+                perConnection.append([])
+                return perConnection.count - 1
+            }
+            Thread { [unowned self] in self.serve(client, index: index) }.start()
         }
     }
 
-    private func serve(_ client: Int32) {
-        defer { close(client) }
+    private func serve(_ client: Int32, index: Int) {
+        defer {
+            close(client)
+            lock.withLock { closedCount += 1 }
+        }
         var buffer = [UInt8](repeating: 0, count: 65536)
         var seen = 0
         var pending: [UInt8] = []
@@ -183,13 +220,19 @@ final class FakeUpstream: @unchecked Sendable {
                 if buffer.count < rate / 10 { buffer = [UInt8](repeating: 0, count: rate / 10) }
                 let count = recv(client, &buffer, rate / 10, Int32(MSG_WAITALL))
                 if count <= 0 { return }
-                lock.withLock { received += buffer[..<count] }
+                lock.withLock {
+                    received += buffer[..<count]
+                    perConnection[index] += buffer[..<count]
+                }
                 Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
             let count = recv(client, &buffer, buffer.count, 0)
             if count <= 0 { return }
-            lock.withLock { received += buffer[..<count] }
+            lock.withLock {
+                received += buffer[..<count]
+                perConnection[index] += buffer[..<count]
+            }
             seen += count
             pending += buffer[..<count]
             switch behavior {

@@ -15,6 +15,7 @@ final class ServerProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var stderrText = ""
     private var stdoutText = ""
+    private var stdoutLines = 0
     /// The address it printed as `listening on HOST:PORT`.
     private(set) var address = ""
     /// Files deleted by `stop()` (the test's config).
@@ -41,11 +42,15 @@ final class ServerProcess: @unchecked Sendable {
         outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.stdoutText += String(decoding: data, as: UTF8.self) }
+            let lines = data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            self.lock.withLock {
+                self.stdoutText += String(decoding: data, as: UTF8.self)
+                self.stdoutLines += lines
+            }
         }
         try process.run()
         guard waitForListening else { return }
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             if let range = stderr.range(of: "listening on ") {
                 let rest = stderr[range.upperBound...]
@@ -60,6 +65,8 @@ final class ServerProcess: @unchecked Sendable {
 
     var stderr: String { lock.withLock { stderrText } }
     var stdout: String { lock.withLock { stdoutText } }
+    /// Lines written to standard output so far (access-log lines), counted as they arrive.
+    var stdoutLineCount: Int { lock.withLock { stdoutLines } }
 
     var port: Int { Int(address.split(separator: ":").last ?? "") ?? 0 }
     var url: String { "http://\(address)" }
@@ -94,15 +101,10 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    /// The access log once it has at least `count` lines (waits up to 5 s for the pipe).
+    /// The access log once it has at least `count` lines (waits up to 30 s for the pipe).
     func accessLog(atLeast count: Int) -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(5)
-        var lines = accessLog
-        while lines.count < count, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
-            lines = accessLog
-        }
-        return lines
+        eventually(within: 30) { stdoutLineCount >= count }
+        return accessLog
     }
 
     /// SIGTERM, then SIGKILL after 3 s (a child may have inherited a blocked SIGTERM).
@@ -193,4 +195,27 @@ func recordFigure(_ name: String, _ figures: [String: Any]) {
     if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
         try? data.write(to: directory.appendingPathComponent("\(name).json"))
     }
+}
+
+/// PHP's built-in server running the compose example's `docker/php/upload.php` on a free port
+/// (with `ini` settings given as `-d` options), once it accepts.
+func startPHP(ini: [String] = []) throws -> (ServerProcess, Int) {
+    let probe = try FakeUpstream(.silent)
+    let port = probe.port
+    probe.stop()
+    let server = try ServerProcess(
+        try tool("php"),
+        ini.flatMap { ["-d", $0] } + [
+            "-S", "127.0.0.1:\(port)", packageRoot.appendingPathComponent("docker/php/upload.php").path,
+        ],
+        waitForListening: false)
+    if eventually(within: 30, { (try? RawClient(port: port)) != nil }) { return (server, port) }
+    throw TestFailure("php -S did not start: \(server.stderr)")
+}
+
+/// The conformance matrix's Werkzeug server (`Tests/Conformance/werkzeug_server.py`).
+func startWerkzeug() throws -> ServerProcess {
+    try ServerProcess(
+        try tool("python3"), [packageRoot.appendingPathComponent("Tests/Conformance/werkzeug_server.py").path]
+    )
 }
