@@ -13,10 +13,17 @@ import HTTPCore
 /// parameters before resolving dots). Letter case is kept: paths are case-sensitive, as in
 /// nginx and Apache on Linux. The query is forwarded as sent once its bytes are checked.
 public struct RequestTarget: Equatable, Sendable {
+    /// The target as forwarded: the normalised path, then `?` and the query as sent.
+    public let originForm: String
+    /// UTF-8 length of the path in `originForm`.
+    private let pathLength: Int
+
     /// The normalised, re-encoded path (starts with `/`).
-    public let path: String
+    public var path: Substring { Substring(originForm.utf8.prefix(pathLength)) }
     /// The query without its `?`, exactly as sent; `nil` without a `?`.
-    public let query: String?
+    public var query: Substring? {
+        pathLength < originForm.utf8.count ? Substring(originForm.utf8.dropFirst(pathLength + 1)) : nil
+    }
 
     /// Normalises `target`, which must start with `/`; `offset` is its position in the head
     /// (for errors).
@@ -27,22 +34,49 @@ public struct RequestTarget: Equatable, Sendable {
         let bytes = Array(target)
         guard bytes.first == UInt8(ascii: "/") else { throw HTTP1Error(.invalidTarget, at: offset) }
         let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
-        if pathEnd < bytes.count {
-            let query = bytes[(pathEnd + 1)...]
-            if let bad = query.firstIndex(where: { !ByteClass.isQueryChar($0) }) {
-                throw HTTP1Error(.invalidTarget, at: offset + bad)
-            }
-            self.query = String(decoding: query, as: UTF8.self)
-        } else {
-            self.query = nil
+        if let bad = bytes[pathEnd...].dropFirst().firstIndex(where: { !ByteClass.isQueryChar($0) }) {
+            throw HTTP1Error(.invalidTarget, at: offset + bad)
         }
+        if Self.isNormal(bytes[..<pathEnd]) {
+            // The common case: nothing to decode, merge or remove.
+            originForm = String(decoding: bytes, as: UTF8.self)
+            pathLength = pathEnd
+            return
+        }
+        var path = try Self.normalizedPath(bytes[..<pathEnd], at: offset)
+        pathLength = path.count
+        path.append(contentsOf: bytes[pathEnd...])
+        originForm = String(decoding: path, as: UTF8.self)
+    }
+
+    /// Whether `path` is already in normal form: only bytes a segment carries raw, and no
+    /// empty segment or segment starting with `.` or `;` (cheap to check, and what nearly
+    /// every client sends).
+    private static func isNormal(_ path: ArraySlice<UInt8>) -> Bool {
+        var previous = UInt8(ascii: "/")
+        for byte in path.dropFirst() {
+            if previous == UInt8(ascii: "/") {
+                guard byte != UInt8(ascii: "/"), byte != UInt8(ascii: "."), byte != UInt8(ascii: ";") else {
+                    return false
+                }
+            }
+            guard byte == UInt8(ascii: "/") || ByteClass.isPathChar(byte) else { return false }
+            previous = byte
+        }
+        return true
+    }
+
+    /// The path decoded, its dot segments removed, its empty segments merged, re-encoded.
+    private static func normalizedPath(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error)
+        -> [UInt8]
+    {
         var segments: [[UInt8]] = []
         var trailingSlash = false
-        var start = 1
-        while start <= pathEnd {
-            let end = bytes[start..<pathEnd].firstIndex(of: UInt8(ascii: "/")) ?? pathEnd
+        var start = bytes.startIndex + 1
+        while start <= bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
             let segment = try Self.segment(bytes[start..<end], at: offset + start)
-            let isLast = end == pathEnd
+            let isLast = end == bytes.endIndex
             switch segment.decoded {
             case [], [UInt8(ascii: ".")]:
                 trailingSlash = isLast
@@ -52,11 +86,7 @@ public struct RequestTarget: Equatable, Sendable {
                 }
                 trailingSlash = isLast
             default:
-                let beforeParameters = segment.decoded.prefix { $0 != UInt8(ascii: ";") }
-                if beforeParameters.count < segment.decoded.count,
-                    beforeParameters.allSatisfy({ $0 == 0x2E }),
-                    beforeParameters.count <= 2
-                {
+                guard !isDotSegmentWithParameters(segment.decoded) else {
                     throw HTTP1Error(.invalidTarget, at: offset + start)
                 }
                 segments.append(segment.encoded)
@@ -65,32 +95,43 @@ public struct RequestTarget: Equatable, Sendable {
             start = end + 1
         }
         var path: [UInt8] = []
-        path.reserveCapacity(pathEnd + 1)
+        path.reserveCapacity(bytes.count + 1)
         for segment in segments {
             path.append(UInt8(ascii: "/"))
             path.append(contentsOf: segment)
         }
         if path.isEmpty || trailingSlash { path.append(UInt8(ascii: "/")) }
-        self.path = String(decoding: path, as: UTF8.self)
+        return path
     }
 
-    /// The target as forwarded: the path, then `?` and the query when there was one.
-    public var originForm: String {
-        query.map { path + "?" + $0 } ?? path
+    /// `.;x`, `..;x` or `;x`: a servlet container drops the `;` parameters and then resolves
+    /// what is left as a dot or empty segment, which this type cannot mirror safely.
+    private static func isDotSegmentWithParameters(_ segment: [UInt8]) -> Bool {
+        guard let semicolon = segment.firstIndex(of: UInt8(ascii: ";")) else { return false }
+        return semicolon <= 2 && segment[..<semicolon].allSatisfy { $0 == UInt8(ascii: ".") }
     }
 
     /// What routes compare their prefixes with: `path` percent-decoded, each segment without
     /// its `;` parameters (Tomcat and other servlet containers route `/upload;x` to `/upload`;
-    /// for the others the match is only wider). Only valid for a path this type produced: its
-    /// escapes are well-formed and never encode `/`.
+    /// for the others the match is only wider). Meant for a path this type produced (its
+    /// escapes are well-formed and never encode `/`); a malformed escape is kept as it is.
     public static func routingPath(_ path: some StringProtocol) -> [UInt8] {
+        let bytes = Array(path.utf8)
+        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") }) else {
+            return bytes
+        }
         var out: [UInt8] = []
-        out.reserveCapacity(path.utf8.count)
+        out.reserveCapacity(bytes.count)
         var inParameters = false
-        var iterator = path.utf8.makeIterator()
-        while var byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next() {
-                byte = hexValue(high, low) ?? 0
+        var index = 0
+        while index < bytes.count {
+            var byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "%"), index + 1 < bytes.count,
+                let value = hexValue(bytes[index], bytes[index + 1])
+            {
+                byte = value
+                index += 2
             }
             if byte == UInt8(ascii: "/") {
                 inParameters = false
