@@ -29,7 +29,8 @@ import Testing
 
     @Test func underscoreHeaderNamesAreDropped() throws {
         let recorder = try FakeUpstream(.silent)
-        let proxy = try startProxy("upstream: \(recorder.url)\n" + Self.routes, workers: 1)
+        let proxy = try startProxy(
+            "admin: 127.0.0.1:0\nupstream: \(recorder.url)\n" + Self.routes, workers: 1)
         let client = try RawClient(port: proxy.port)
         client.send(
             "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\nContent_Length: 500\r\n"
@@ -39,6 +40,16 @@ import Testing
         #expect(request.values("X-Keep") == ["1"])
         #expect(request.values("X-Forwarded-For") == ["127.0.0.1"])
         #expect(request.body == Array("hello".utf8))
+        // Counted before the request went upstream: the figure is there by now.
+        let adminPort = try #require(
+            Int(
+                proxy.stderr.components(separatedBy: "admin on 127.0.0.1:").last?.prefix { $0.isNumber } ?? ""
+            ))
+        let metrics = try RawClient(port: adminPort)
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: admin\r\n\r\n")
+        let text = String(decoding: try #require(metrics.readResponse()).body, as: UTF8.self)
+        #expect(
+            text.contains("formgate_rule_actions_total{action=\"drop_underscore_header\"} 4\n"), "\(text)")
 
         let allowing = try FakeUpstream(.silent)
         let optedIn = try startProxy(
