@@ -298,6 +298,68 @@ fcase("single-quoted-filename", b"'a.php'", 200, "'a.php'", reason=SQUOTE)
 fcase("invalid-utf8-inside", b'"a\xc3(b\xed\xa0\x80.txt"', 200, "a(b.txt", reason=UTF8)
 fcase("long-utf8-404-bytes", ('"' + "\u00e9" * 200 + '.png"').encode(), 200, "\u00e9" * 125 + ".png", reason=LONG)
 
+# --- request targets and heads (issue 12, deliverable 10) ------------------------------------
+# A body that FormGate must repair: passed through untouched, the upstream would see the
+# unquoted parameters (anomalies) and the client's path in the filename.
+BYPASS = body(part(name=b"f", filename=b"../../a.txt", content=b"BYPASS-CHECK")).replace(
+    b"Content-Disposition: form-data", b"Content-Disposition:form-data")
+def target(name, path, status, upstream="nothing", version="HTTP/1.1", extra=""):
+    raw = request(BYPASS, extra=extra).replace(b"POST /upload HTTP/1.1", f"POST {path} {version}".encode(), 1)
+    accepted = status == 200
+    add("target", name, raw, status, upstream, [["f", "a.txt"]] if accepted else None,
+        [b"BYPASS-CHECK"] if accepted else None)
+# Spellings that Apache, nginx, PHP or a servlet container resolve to /upload: the route's
+# rules apply (and the upstream gets the normalised target).
+for name, path in [("dot-dot-segment", "/x/../upload"), ("double-slash", "//upload"), ("triple-slash", "///upload"),
+                   ("dot-segment", "/./upload"), ("encoded-letter", "/%75pload"),
+                   ("encoded-dot-dot", "/static/%2e%2e/upload"), ("mixed-encoded-dot-dot", "/static/.%2E/upload"),
+                   ("encoded-dot", "/%2e/upload"), ("two-levels-up", "/a/b/../../upload"),
+                   ("trailing-slash", "/upload/"), ("trailing-double-slash", "/upload//"),
+                   ("path-parameter", "/upload;jsessionid=1"), ("absolute-form-dot-dot", "http://test/x/../upload")]:
+    target(name, path, 200, "sanitized")
+# Spellings that cannot be normalised safely: 400 before the upstream is connected.
+for name, path in [("encoded-slash", "/static/..%2fupload"), ("encoded-slash-upper", "/static/..%2Fupload"),
+                   ("encoded-backslash", "/static/..%5cupload"), ("backslash", "/static/..\\upload"),
+                   ("above-root", "/../upload"), ("encoded-above-root", "/%2e%2e/upload"),
+                   ("fragment", "/upload#frag"), ("fragment-in-query", "/upload?x#frag"),
+                   ("tomcat-dot-dot-parameter", "/..;/upload"), ("tomcat-parameter-climb", "/static/..;/upload"),
+                   ("percent-at-end", "/upload%"), ("percent-not-hex", "/up%zzload"), ("encoded-nul", "/upload%00"),
+                   ("encoded-crlf", "/upload%0d%0aX-Injected:%201"), ("absolute-form-above-root", "http://test/../upload"),
+                   ("quote-in-query", '/upload?a="b"')]:
+    target(name, path, 400)
+# HTTP/1.0 gets no 100 Continue (RFC 9110 §15.2), only the answer.
+target("http10-expect-continue", "/upload", 200, "sanitized", version="HTTP/1.0", extra="Expect: 100-continue\r\n")
+
+# Header names with "_" are dropped (CGI folds them into CONTENT_LENGTH, HTTP_X_FORWARDED_FOR).
+for name, field in [("underscore-content-length", "Content_Length: 99999"),
+                    ("underscore-transfer-encoding", "Transfer_Encoding: chunked"),
+                    ("underscore-x-forwarded-for", "X_Forwarded_For: 10.0.0.1"), ("underscore-only", "_: x")]:
+    add("header", name, request(body(part()), extra=field + "\r\n"), 200, "sanitized", [["f", None]])
+
+# Chunk extensions (RFC 9112 §7.1.1): name a token, value a token or quoted string.
+def chunked(size_line, payload):
+    head = ("POST /upload HTTP/1.1\r\nHost: test\r\nContent-Type: multipart/form-data; boundary=b0undary\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    return head + size_line + b"\r\n" + payload + b"\r\n0\r\n\r\n"
+ok = body(part())
+add("chunk-ext", "valid-token-and-quoted", chunked(b"%x ; a=b ;c=\"d;e\"" % len(ok), ok), 200, "sanitized", [["f", None]], [b"data"])
+for name, ext in [("empty", b";"), ("bad-name-char", b";bad[=x"), ("no-value", b";a="), ("space-in-name", b"; a b"),
+                  ("open-quote", b';a="open'), ("trailing-space", b";a "), ("double-semicolon", b";;"),
+                  ("over-line-limit", b";" + b"e" * 5000)]:
+    add("chunk-ext", name, chunked(b"%x" % len(ok) + ext, ok), 400, "nothing")
+
+# Request heads: a bare LF never ends a line; one Content-Type per request on every route.
+for name, raw_head in [("bare-lf-request-line", "GET / HTTP/1.1\nHost: test\r\n\r\n"),
+                       ("bare-lf-header-line", "GET / HTTP/1.1\r\nHost: test\nX: 1\r\n\r\n"),
+                       ("bare-lf-final-line", "GET / HTTP/1.1\r\nHost: test\r\n\n"),
+                       ("bare-lf-leading-line", "\nGET / HTTP/1.1\r\nHost: test\r\n\r\n"),
+                       ("bare-lf-upload", "POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 0\n\r\n")]:
+    add("head", name, raw_head.encode(), 400, "nothing")
+add("head", "duplicate-content-type-passthrough",
+    b"POST /other HTTP/1.1\r\nHost: test\r\nContent-Type: text/plain\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", 400, "nothing")
+add("head", "duplicate-content-type-same-value",
+    request(B, extra="Content-Type: multipart/form-data; boundary=b0undary\r\n"), 400, "nothing")
+
 with open(os.path.join(OUT, "manifest.json"), "w") as f:
     # One case a line: a diff names the cases it changes.
     f.write('{"_meta": {"generated_by": "scripts/make-hostile-corpus.py"},\n "cases": [\n  ')

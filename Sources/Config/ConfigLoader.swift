@@ -44,7 +44,7 @@ public enum ConfigLoader {
 
     static let topKeys: Set<String> = [
         "listen", "workers", "admin", "upstream", "upstream_ca_file", "timeouts", "limits", "access_log",
-        "temp_dir",
+        "temp_dir", "underscores_in_headers",
         "routes",
     ]
 
@@ -83,6 +83,8 @@ public enum ConfigLoader {
                 if let text = decoder.string(value, key) { config.accessLog = text }
             case "temp_dir":
                 if let text = decoder.string(value, key) { config.tempDirectory = text }
+            case "underscores_in_headers":
+                if let flag = decoder.bool(value, key) { config.underscoresInHeaders = flag }
             case "timeouts":
                 decodeTimeouts(value, key, &decoder, into: &config.timeouts)
             case "limits":
@@ -216,10 +218,16 @@ public enum ConfigLoader {
             switch key {
             case "path":
                 if let text = decoder.string(value, keyPath) {
-                    if text.hasPrefix("/") {
-                        route.pathPrefix = text
-                    } else {
+                    if !text.hasPrefix("/") {
                         decoder.fail(value.mark, keyPath, "a path prefix starts with /")
+                    } else if !isRoutingPath(text) {
+                        // Requests are matched decoded and normalised: a prefix in another
+                        // spelling would never match.
+                        decoder.fail(
+                            value.mark, keyPath,
+                            "write the path decoded and normalised (no %, ;, ?, #, \\, //, . or .. segments)")
+                    } else {
+                        route.pathPrefix = text
                     }
                 }
             case "host":
@@ -317,6 +325,14 @@ public enum ConfigLoader {
             }
         }
         return rules
+    }
+
+    /// Whether a path prefix is already in the form requests are matched in.
+    static func isRoutingPath(_ path: String) -> Bool {
+        guard !path.contains(where: { "%;?#\\".contains($0) }) else { return false }
+        return !path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().dropLast().contains {
+            $0.isEmpty || $0 == "." || $0 == ".."
+        } && !path.hasSuffix("/.") && !path.hasSuffix("/..")
     }
 
     static func isTypePattern(_ pattern: String) -> Bool {

@@ -23,6 +23,10 @@ public struct ServerConfig: Sendable {
     public var accessLog = "stdout"
     /// `temp_dir:` where `request_body: buffer` spools bodies.
     public var tempDirectory = "/tmp"
+    /// `underscores_in_headers:` whether request header names containing `_` go upstream
+    /// (default `false`: dropped, as nginx drops them; CGI-style servers fold `_` and `-` into
+    /// one name, so `Content_Length` could stand in for `Content-Length`).
+    public var underscoresInHeaders = false
     /// `routes:` in the order written; matching picks the longest path prefix.
     public var routes: [Route] = []
 
@@ -176,22 +180,22 @@ public struct Route: Sendable {
     }
 
     /// Whether `path` is under this route's prefix (segment-wise: `/upload` matches
-    /// `/upload`, `/upload/x` and `/upload?x`, not `/uploads`).
-    public func matches(path: Substring, host requestHost: String?) -> Bool {
+    /// `/upload`, `/upload/x` and `/upload?x`, not `/uploads`). `path` is the request's routing
+    /// path (`RequestHead.routingPath`: normalised and percent-decoded); paths compare
+    /// case-sensitively, as nginx and Apache on Linux compare them.
+    public func matches(path: some Collection<UInt8>, host requestHost: String?) -> Bool {
         if let host, host.lowercased() != requestHost?.lowercased() { return false }
-        // Request targets are ASCII (the head parser refuses anything else): compare bytes.
-        let bytes = path.utf8
-        guard bytes.starts(with: pathPrefix.utf8) else { return false }
+        guard path.starts(with: pathPrefix.utf8) else { return false }
         let prefixLength = pathPrefix.utf8.count
-        if pathPrefix.utf8.last == UInt8(ascii: "/") || bytes.count == prefixLength { return true }
-        return bytes[bytes.index(bytes.startIndex, offsetBy: prefixLength)] == UInt8(ascii: "/")
+        if pathPrefix.utf8.last == UInt8(ascii: "/") || path.count == prefixLength { return true }
+        return path[path.index(path.startIndex, offsetBy: prefixLength)] == UInt8(ascii: "/")
     }
 }
 
 extension ServerConfig {
     /// The route for a request: the longest matching path prefix (host-specific routes first
-    /// among equals).
-    public func route(path: Substring, host: String?) -> Route? {
+    /// among equals). `path` is the routing path (`RequestHead.routingPath`).
+    public func route(path: some Collection<UInt8>, host: String?) -> Route? {
         // Computed only when a route names a host.
         var hostOnly: String??
         var best: Int?
@@ -214,6 +218,11 @@ extension ServerConfig {
             }
         }
         return best.map { routes[$0] }
+    }
+
+    /// `route(path:host:)` for a path given as text (tests, tools).
+    public func route(path: Substring, host: String?) -> Route? {
+        route(path: path.utf8, host: host)
     }
 }
 

@@ -1,7 +1,8 @@
 /// A push decoder for the chunked transfer coding (RFC 9112 §7.1), strict where lenient
 /// decoders have let requests be smuggled: hex sizes of at most 15 digits, CRLF (never a bare
-/// LF) after every size line and chunk, extensions without control characters and bounded in
-/// length, and a bounded trailer section that is validated and dropped.
+/// LF) after every size line and chunk, extensions that follow RFC 9112 §7.1.1's grammar
+/// (`ChunkedDecoder+Extensions.swift`) within the line limit, and a bounded trailer section
+/// that is validated and dropped.
 ///
 /// Chunk data is handed out as slices of the caller's buffer; nothing is copied or kept.
 public struct ChunkedDecoder: Sendable {
@@ -9,7 +10,21 @@ public struct ChunkedDecoder: Sendable {
         case size
         /// Whitespace after the size: only a `;` (an extension) may follow (RFC 9112 BWS).
         case sizeWhitespace
-        case extensions
+        /// After `;`: optional whitespace, then an extension name.
+        case extensionNameStart
+        case extensionName
+        /// Whitespace after a name: `=` or the next `;` follows.
+        case extensionNameEnd
+        /// After `=`: optional whitespace, then a token or a quoted string.
+        case extensionValueStart
+        case extensionToken
+        case extensionQuoted
+        /// After a backslash in a quoted value.
+        case extensionQuotedPair
+        /// After a quoted value's closing quote.
+        case extensionQuotedEnd
+        /// Whitespace after a value: only the next `;` may follow.
+        case extensionWhitespace
         case sizeLF
         case data
         case dataCR
@@ -88,7 +103,7 @@ public struct ChunkedDecoder: Sendable {
                 size = size << 4 | Int64(value)
                 lineBytes += 1
             } else if digits > 0 && byte == UInt8(ascii: ";") {
-                state = .extensions
+                state = .extensionNameStart
                 try countLine(at: offset)
             } else if digits > 0 && (byte == 0x20 || byte == 0x09) {
                 state = .sizeWhitespace
@@ -101,17 +116,17 @@ public struct ChunkedDecoder: Sendable {
         case .sizeWhitespace:
             try countLine(at: offset)
             if byte == UInt8(ascii: ";") {
-                state = .extensions
+                state = .extensionNameStart
             } else if byte != 0x20 && byte != 0x09 {
                 throw HTTP1Error(.invalidChunkSize, at: offset)
             }
-        case .extensions:
+        case .extensionNameStart, .extensionName, .extensionNameEnd, .extensionValueStart, .extensionToken,
+            .extensionQuoted, .extensionQuotedPair, .extensionQuotedEnd, .extensionWhitespace:
             try countLine(at: offset)
-            if byte == 0x0D {
-                state = .sizeLF
-            } else if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+            guard let next = Self.extensionState(after: byte, in: state) else {
                 throw HTTP1Error(.invalidChunkExtension, at: offset)
             }
+            state = next
         case .sizeLF:
             guard byte == 0x0A else { throw HTTP1Error(.invalidChunkSize, at: offset) }
             digits = 0

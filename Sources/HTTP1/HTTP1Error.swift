@@ -42,6 +42,16 @@ public struct HTTP1Error: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidChunkTerminator = "invalid_chunk_terminator"
         /// The trailer section is malformed or too large.
         case invalidTrailer = "invalid_trailer"
+        /// A request-head line ends in LF without CR.
+        case bareLineFeed = "bare_lf"
+        /// More than one Content-Type field in a request.
+        case duplicateContentType = "duplicate_content_type"
+        /// A `%` not followed by two hex digits, or one that decodes to a control character.
+        case invalidPercentEncoding = "invalid_percent_encoding"
+        /// `%2F` or `%5C` in the path: upstreams disagree on whether it separates segments.
+        case encodedSeparator = "encoded_separator"
+        /// A `..` segment that would climb above the root.
+        case targetAboveRoot = "target_above_root"
         /// The status code is not three digits.
         case invalidStatus = "invalid_status"
     }

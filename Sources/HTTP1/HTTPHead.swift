@@ -20,7 +20,8 @@ public struct HTTPVersion: Equatable, Hashable, Sendable, CustomStringConvertibl
 public struct RequestHead: Equatable, Sendable {
     /// The method token, as sent (methods are case-sensitive).
     public var method: String
-    /// The request target in origin form (`/path?query`), or `*`.
+    /// The request target in origin form (`/path?query`), or `*`; normalised by the parser
+    /// (`RequestTarget`), and sent upstream as it is.
     public var target: String
     /// The protocol version.
     public var version: HTTPVersion
@@ -42,6 +43,9 @@ public struct RequestHead: Equatable, Sendable {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }
         return target[..<question]
     }
+
+    /// The path decoded for route matching (`RequestTarget.routingPath`).
+    public var routingPath: [UInt8] { RequestTarget.routingPath(path) }
 
     /// Whether the client asked to keep the connection open after this exchange.
     public var keepAlive: Bool {

@@ -2,8 +2,9 @@ import HTTPCore
 
 /// Parses complete HTTP/1.x heads strictly (RFC 9112): one space between start-line
 /// elements, token names with the colon right after them, no obs-fold, no bare CR, NUL or
-/// other controls. Lines may end in CRLF or bare LF (RFC 9112 §2.2); the proxy re-serializes
-/// every head, so what it forwards always uses CRLF.
+/// other controls. Request lines end in CRLF (a bare LF is refused: a server behind the proxy
+/// may not read it as a line end); response lines may also end in a bare LF (RFC 9112 §2.2).
+/// The proxy re-serializes every head, so what it forwards always uses CRLF.
 public enum HeadParser {
     /// Limits on a head's fields.
     public struct Limits: Sendable {
@@ -12,11 +13,12 @@ public enum HeadParser {
         public init(fields: Int = 100) { self.fields = fields }
     }
 
-    /// Parses a request head (the bytes up to and including its empty line).
+    /// Parses a request head (the bytes up to and including its empty line). The target comes
+    /// back normalised (`RequestTarget`); a second Content-Type is refused like a second Host.
     public static func parseRequest(_ head: [UInt8], limits: Limits = Limits()) throws(HTTP1Error)
         -> RequestHead
     {
-        var lines = try Lines(head)
+        var lines = try Lines(head, requireCRLF: true)
         guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
         guard let parts = startLineParts(start), let third = parts.2 else {
             throw HTTP1Error(.invalidStartLine, at: startOffset)
@@ -33,8 +35,9 @@ public enum HeadParser {
         var headers = try parseFields(&lines, limits: limits)
         let methodString = String(decoding: method, as: UTF8.self)
         let originTarget = try normalizeTarget(
-            target, method: methodString, headers: &headers, at: startOffset)
+            target, method: methodString, headers: &headers, at: startOffset + method.count + 1)
         try validateHost(headers, version: version)
+        guard headers.count(of: "Content-Type") <= 1 else { throw HTTP1Error(.duplicateContentType) }
         return RequestHead(method: methodString, target: originTarget, version: version, headers: headers)
     }
 
@@ -108,27 +111,33 @@ public enum HeadParser {
         throw HTTP1Error(.invalidStartLine)
     }
 
-    /// Origin form stays; absolute form (`http://host/path`) becomes origin form and its
-    /// authority replaces Host (RFC 9112 §3.2.2); `*` only with OPTIONS.
+    /// Origin form is normalised (`RequestTarget`); absolute form (`http://host/path`) becomes
+    /// normalised origin form and its authority replaces Host (RFC 9112 §3.2.2); `*` only with
+    /// OPTIONS.
     static func normalizeTarget(
         _ target: ArraySlice<UInt8>, method: String, headers: inout HeaderFields, at offset: Int
     ) throws(HTTP1Error) -> String {
-        let text = String(decoding: target, as: UTF8.self)
-        if text.hasPrefix("/") { return text }
-        if text == "*" {
-            guard method == "OPTIONS" else { throw HTTP1Error(.invalidTarget, at: offset) }
-            return text
+        if target.first == UInt8(ascii: "/") {
+            return try RequestTarget(normalizing: target, at: offset).originForm
         }
-        let lowered = text.lowercased()
-        for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
-            let rest = text.dropFirst(scheme.count)
-            let authority = rest.prefix { $0 != "/" && $0 != "?" }
-            guard !authority.isEmpty, !authority.contains("@") else {
+        if target.elementsEqual("*".utf8) {
+            guard method == "OPTIONS" else { throw HTTP1Error(.invalidTarget, at: offset) }
+            return "*"
+        }
+        for scheme in ["http://", "https://"]
+        where asciiCaseInsensitiveEquals(target.prefix(scheme.utf8.count), scheme.utf8) {
+            let rest = target.dropFirst(scheme.utf8.count)
+            let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+            guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else {
                 throw HTTP1Error(.invalidTarget, at: offset)
             }
             let path = rest.dropFirst(authority.count)
-            headers.set(name: "Host", value: String(authority))
-            return path.hasPrefix("/") ? String(path) : "/" + path
+            headers.set(name: "Host", value: String(decoding: authority, as: UTF8.self))
+            let pathOffset = offset + scheme.utf8.count + authority.count
+            if path.first == UInt8(ascii: "/") {
+                return try RequestTarget(normalizing: path, at: pathOffset).originForm
+            }
+            return try RequestTarget(normalizing: [UInt8(ascii: "/")] + path, at: pathOffset - 1).originForm
         }
         throw HTTP1Error(.invalidTarget, at: offset)
     }
@@ -153,16 +162,19 @@ public enum HeadParser {
 }
 
 /// The lines of a head: split at LF with one CR before it removed; any other CR, a NUL or
-/// another control (except tab) is refused.
+/// another control (except tab) is refused, and with `requireCRLF` a LF without its CR.
 struct Lines {
     private let bytes: [UInt8]
+    private let requireCRLF: Bool
     private var position = 0
 
-    init(_ bytes: [UInt8]) throws(HTTP1Error) {
+    init(_ bytes: [UInt8], requireCRLF: Bool = false) throws(HTTP1Error) {
         self.bytes = bytes
+        self.requireCRLF = requireCRLF
         // Skip empty lines before the start line (RFC 9112 §2.2).
         while position < bytes.count {
             if bytes[position] == 0x0A {
+                guard !requireCRLF else { throw HTTP1Error(.bareLineFeed, at: position) }
                 position += 1
             } else if bytes[position] == 0x0D, position + 1 < bytes.count, bytes[position + 1] == 0x0A {
                 position += 2
@@ -181,7 +193,11 @@ struct Lines {
         }
         position = newline + 1
         var end = newline
-        if end > start, bytes[end - 1] == 0x0D { end -= 1 }
+        if end > start, bytes[end - 1] == 0x0D {
+            end -= 1
+        } else if requireCRLF {
+            throw HTTP1Error(.bareLineFeed, at: newline)
+        }
         let line = bytes[start..<end]
         if let bad = line.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
             throw HTTP1Error(.controlCharacter, at: bad)

@@ -12,6 +12,28 @@ public enum ByteClass {
         inMask(byte, low: boundaryLow, high: boundaryHigh)
     }
 
+    /// `unreserved` of RFC 3986 §2.3: bytes a URI means the same whether sent raw or
+    /// percent-encoded (ALPHA DIGIT `-` `.` `_` `~`).
+    @inlinable
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
+        inMask(byte, low: unreservedLow, high: unreservedHigh)
+    }
+
+    /// `pchar` of RFC 3986 §3.3 without `pct-encoded`: unreserved, sub-delims, `:` and `@`,
+    /// the bytes a path segment may carry raw.
+    @inlinable
+    public static func isPathChar(_ byte: UInt8) -> Bool {
+        inMask(byte, low: pathLow, high: pathHigh)
+    }
+
+    /// The bytes a query may carry raw: RFC 3986 §3.4's `pchar`, `/`, `?` and `%`, plus the
+    /// brackets, braces, `|`, `^` and backtick that browsers leave unencoded (WHATWG's query
+    /// percent-encode set); never a quote, `<`, `>`, a backslash or `#`.
+    @inlinable
+    public static func isQueryChar(_ byte: UInt8) -> Bool {
+        inMask(byte, low: queryLow, high: queryHigh)
+    }
+
     /// True for bytes that may never appear in a header value: NUL, CR, LF and the other
     /// controls except horizontal tab, and DEL.
     @inlinable
@@ -37,6 +59,15 @@ public enum ByteClass {
     // Token: ALPHA DIGIT ! # $ % & ' * + - . ^ _ ` | ~
     @usableFromInline static let tokenLow: UInt64 = 0x03FF_6CFA_0000_0000
     @usableFromInline static let tokenHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+    // unreserved: ALPHA DIGIT - . _ ~
+    @usableFromInline static let unreservedLow: UInt64 = 0x03FF_6000_0000_0000
+    @usableFromInline static let unreservedHigh: UInt64 = 0x47FF_FFFE_87FF_FFFE
+    // pchar without pct-encoded: unreserved ! $ & ' ( ) * + , ; = : @
+    @usableFromInline static let pathLow: UInt64 = 0x2FFF_7FD2_0000_0000
+    @usableFromInline static let pathHigh: UInt64 = 0x47FF_FFFE_87FF_FFFF
+    // query: pchar / ? % [ ] { } | ^ `
+    @usableFromInline static let queryLow: UInt64 = 0xAFFF_FFF2_0000_0000
+    @usableFromInline static let queryHigh: UInt64 = 0x7FFF_FFFF_EFFF_FFFF
     // bchars: ALPHA DIGIT ' ( ) + _ , - . / : = ? and space
     @usableFromInline static let boundaryLow: UInt64 = 0xA7FF_FB81_0000_0000
     @usableFromInline static let boundaryHigh: UInt64 = 0x07FF_FFFE_87FF_FFFE

@@ -16,7 +16,7 @@ extension ClientConnection {
         } catch {
             return fail(ProxyError(error))
         }
-        let route = config.route(path: head.path, host: head.headers["Host"])
+        let route = config.route(path: head.routingPath, host: head.headers["Host"])
         let requestID =
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 }
             ?? worker.newRequestID()
@@ -93,7 +93,8 @@ extension ClientConnection {
         }
         exchange.body = body
         exchange.upstreamFraming = upstreamFraming
-        if head.expectsContinue, framing != .none {
+        if head.expectsContinue, framing != .none, head.version == .http11 {
+            // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
             socket.output.add("HTTP/1.1 100 Continue\r\n\r\n")
         }
         if exchange.clientBodyRead {

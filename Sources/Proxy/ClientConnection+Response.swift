@@ -194,7 +194,8 @@ extension ClientConnection: UpstreamOwner {
         relayResponse(exchange, upstream)
     }
 
-    /// The response head the client gets: hop-by-hop fields removed, framing re-done.
+    /// The response head the client gets: hop-by-hop fields removed, framing re-done, a `Date`
+    /// added when the upstream sent none.
     func clientResponseHead(_ head: ResponseHead, framing: BodyFraming, chunked: Bool, keepAlive: Bool)
         -> [UInt8]
     {
@@ -211,6 +212,9 @@ extension ClientConnection: UpstreamOwner {
         }
         if !keepAlive || (framing == .untilClose && !chunked) {
             headers.append(name: "Connection", value: "close")
+        }
+        if !headers.contains("Date") {
+            headers.append(HeaderFields.Field(name: Self.dateName, value: responseDate()))
         }
         var out: [UInt8] = []
         out.reserveCapacity(

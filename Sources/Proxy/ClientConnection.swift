@@ -40,7 +40,7 @@ final class ClientConnection: BufferedSocketDelegate {
         self.peer = peer
         self.worker = worker
         self.config = worker.config
-        self.scanner = HeadScanner(limit: worker.config.limits.headerBytes)
+        self.scanner = HeadScanner(limit: worker.config.limits.headerBytes, requireCRLF: true)
         socket.delegate = self
         socket.setWatermarks(readHigh: Self.highWater, writeLow: 0)
         socket.setTimeouts(readMilliseconds: config.timeouts.idle, writeMilliseconds: config.timeouts.idle)
@@ -132,13 +132,14 @@ final class ClientConnection: BufferedSocketDelegate {
             return fail(ProxyError(error))
         }
         headerTimer?.cancel()
-        scanner = HeadScanner(limit: config.limits.headerBytes)
-        let head: RequestHead
+        scanner = HeadScanner(limit: config.limits.headerBytes, requireCRLF: true)
+        var head: RequestHead
         do throws(HTTP1Error) {
             head = try HeadParser.parseRequest(headBytes)
         } catch {
             return fail(ProxyError(error))
         }
+        dropUnderscoreFields(&head)
         startExchange(head)
     }
 
@@ -180,6 +181,7 @@ final class ClientConnection: BufferedSocketDelegate {
         var response = "HTTP/1.1 \(error.status) \(ProxyError.reasonPhrase(error.status))\r\n"
         response +=
             "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
+        response += "Date: \(String(decoding: responseDate(), as: UTF8.self))\r\n"
         if let id = exchange?.requestID { response += "X-Request-Id: \(id)\r\n" }
         response += "\r\n"
         socket.output.add(response)

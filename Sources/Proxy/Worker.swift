@@ -32,6 +32,8 @@ final class Worker {
     let metrics: Metrics
     /// libmagic is not thread-safe: one sniffer per worker.
     let sniffer = Sniffer()
+    /// The `Date` value responses get, formatted once per second (loop thread only).
+    var date = HTTPDate()
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private var random = SecureRandom()

@@ -44,6 +44,51 @@ import Testing
         }
     }
 
+    /// Size lines with extensions RFC 9112 §7.1.1 allows: each is read and dropped, at every
+    /// split point.
+    static let validExtensions = [
+        "5;a", "5;a=b", "5 ;a", "5\t; a", "5; a ; b", "5;a = b", "5;a= \"\"", "5;a=\"x y;z\"",
+        "5;a=\"q\\\"\\\\\";b", "5;a=\"\u{E9}\"", "5;name=tok!#$%&'*+-.^_`|~;b=\"v\" ;c",
+    ]
+
+    @Test(arguments: validExtensions)
+    func acceptsExtensionsAtEverySplit(_ line: String) throws {
+        let body = Array((line + "\r\nhello\r\n0\r\n\r\n").utf8)
+        for cut in 0..<body.count {
+            let result = try decode(body, cuts: [cut])
+            #expect(result.data == Array("hello".utf8), "\(line) cut at \(cut)")
+            #expect(result.consumed == body.count)
+        }
+    }
+
+    /// Extensions outside the grammar, with the offset of the byte that is refused: the same
+    /// at every split point.
+    static let invalidExtensions: [(String, Int)] = [
+        ("5;", 2), ("5; ", 3), ("5;;a", 2), ("5;bad[=x", 5), ("5;a=", 4), ("5;a= ", 5), ("5;a=[", 4),
+        ("5;a=b c", 6), ("5;a ", 4), ("5;a=b ", 6), ("5;a=\"x", 6), ("5;a=\"x\"y", 7), ("5;a=\"\u{1}\"", 5),
+        ("5;a=\"\\\u{1}\"", 6), ("5;a=b=c", 5), ("5;a b", 4), ("5;=b", 2), ("5;a=\"x\" ", 8),
+        ("5;\u{7F}", 2), ("5;a\u{C3}\u{A9}", 3),
+    ]
+
+    @Test(arguments: invalidExtensions)
+    func refusesExtensionsAtEverySplit(_ line: String, _ offset: Int) {
+        let body = Array((line + "\r\nhello\r\n0\r\n\r\n").utf8)
+        for cut in 0..<body.count {
+            #expect(throws: HTTP1Error(.invalidChunkExtension, at: offset), "\(line) cut at \(cut)") {
+                try decode(body, cuts: [cut])
+            }
+        }
+    }
+
+    @Test func extensionsAreBoundedByTheLineLimit() throws {
+        let fits = "5;" + String(repeating: "e", count: 61)  // 63 bytes, the CR makes 64
+        #expect(try decode(Array((fits + "\r\nhello\r\n0\r\n\r\n").utf8)).data == Array("hello".utf8))
+        let quoted = "5;a=\"" + String(repeating: " ", count: 70) + "\""
+        #expect(throws: HTTP1Error(.invalidChunkExtension, at: 64)) {
+            try decode(Array((quoted + "\r\nhello\r\n0\r\n\r\n").utf8))
+        }
+    }
+
     static let refused: [(String, HTTP1Error.Reason)] = [
         ("\r\n", .invalidChunkSize),
         ("g\r\n", .invalidChunkSize),

@@ -21,12 +21,58 @@ import Testing
         #expect(head.keepAlive)
     }
 
-    @Test func bareLFLinesAndHTTP10() throws {
-        let head = try request("GET / HTTP/1.0\nConnection: keep-alive\n\n")
+    @Test func http10KeepAlive() throws {
+        let head = try request("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         #expect(head.version == .http10)
         #expect(head.keepAlive)
         #expect(try !request("GET / HTTP/1.0\r\n\r\n").keepAlive)
         #expect(try !request("GET / HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive, close\r\n\r\n").keepAlive)
+    }
+
+    /// A bare LF may end a response line (RFC 9112 §2.2) but never a request line: a server
+    /// behind the proxy may read the line differently.
+    @Test func requestLinesEndInCRLF() throws {
+        let cases: [(String, Int)] = [
+            ("GET / HTTP/1.1\nHost: a\r\n\r\n", 14), ("GET / HTTP/1.1\r\nHost: a\n\r\n", 23),
+            ("GET / HTTP/1.1\r\nHost: a\r\n\n", 25), ("\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", 0),
+            ("\r\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", 2),
+        ]
+        for (text, offset) in cases {
+            #expect(throws: HTTP1Error(.bareLineFeed, at: offset)) { try request(text) }
+            let bytes = Array(text.utf8)
+            for cut in 0...bytes.count {
+                var scanner = HeadScanner(limit: 1000, requireCRLF: true)
+                #expect(throws: HTTP1Error(.bareLineFeed, at: offset), "cut at \(cut)") {
+                    if try scanner.scan(Array(bytes[..<cut])) == nil {
+                        _ = try scanner.scan(Array(bytes[cut...]))
+                    }
+                }
+            }
+        }
+        let response = try HeadParser.parseResponse(Array("HTTP/1.1 200 OK\nContent-Length: 0\n\n".utf8))
+        #expect(response.headers["Content-Length"] == "0")
+    }
+
+    @Test func oneContentTypeOnly() throws {
+        #expect(throws: HTTP1Error(.duplicateContentType)) {
+            try request(
+                "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\ncontent-type: text/plain\r\n\r\n")
+        }
+        #expect(
+            try request("POST / HTTP/1.1\r\nHost: a\r\nContent-Type: a/b\r\n\r\n").headers["content-type"]
+                == "a/b")
+    }
+
+    @Test func targetsAreNormalized() throws {
+        #expect(
+            try request("GET /x/../up%6coad//a?q=/../ HTTP/1.1\r\nHost: a\r\n\r\n").target
+                == "/upload/a?q=/../")
+        #expect(throws: HTTP1Error(.encodedSeparator, at: 15)) {
+            try request("POST /static/..%2fupload HTTP/1.1\r\nHost: a\r\n\r\n")
+        }
+        #expect(throws: HTTP1Error(.targetAboveRoot, at: 13)) {
+            try request("GET http://a/../upload HTTP/1.1\r\nHost: a\r\n\r\n")
+        }
     }
 
     @Test func absoluteFormBecomesOriginForm() throws {
@@ -34,11 +80,14 @@ import Testing
         #expect(head.target == "/a?b")
         #expect(head.headers["Host"] == "Example.com:81")
         #expect(head.headers.count(of: "Host") == 1)
+        #expect(try request("GET http://a//./upload HTTP/1.1\r\nHost: a\r\n\r\n").target == "/upload")
+        #expect(try request("GET HTTP://a HTTP/1.1\r\nHost: a\r\n\r\n").target == "/")
+        #expect(try request("GET http://a?x=1 HTTP/1.1\r\nHost: a\r\n\r\n").target == "/?x=1")
         #expect(try request("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").target == "*")
     }
 
     @Test func serializesWithCRLF() throws {
-        let head = try request("PUT /x HTTP/1.1\nHost: a\nX-A:  1 \n\n")
+        let head = try request("PUT /x HTTP/1.1\r\nHost: a\r\nX-A:  1 \r\n\r\n")
         #expect(
             String(decoding: head.serialized(), as: UTF8.self)
                 == "PUT /x HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n")
@@ -119,7 +168,7 @@ import Testing
             #expect(scanner.leadingEmptyBytes == 4)
         }
         var lf = HeadScanner(limit: 100)
-        #expect(try lf.scan(Array("GET / HTTP/1.1\nHost: a\n\nX".utf8)) == 24)
+        #expect(try lf.scan(Array("HTTP/1.1 200 OK\nA: 1\n\nX".utf8)) == 22)
     }
 
     @Test func scannerEnforcesTheLimit() throws {

@@ -59,9 +59,15 @@ import Testing
         let alphanumeric = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
         let token = Set((alphanumeric + "!#$%&'*+-.^_`|~").utf8)
         let boundary = Set((alphanumeric + "'()+_,-./:=? ").utf8)
+        let unreserved = Set((alphanumeric + "-._~").utf8)
+        let path = unreserved.union("!$&'()*+,;=:@".utf8)
+        let query = path.union("/?%[]{}|^`".utf8)
         for byte in UInt8.min...UInt8.max {
             #expect(ByteClass.isTokenChar(byte) == token.contains(byte), "tchar \(byte)")
             #expect(ByteClass.isBoundaryChar(byte) == boundary.contains(byte), "bchar \(byte)")
+            #expect(ByteClass.isUnreserved(byte) == unreserved.contains(byte), "unreserved \(byte)")
+            #expect(ByteClass.isPathChar(byte) == path.contains(byte), "pchar \(byte)")
+            #expect(ByteClass.isQueryChar(byte) == query.contains(byte), "query \(byte)")
         }
     }
 

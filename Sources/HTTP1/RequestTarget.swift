@@ -1,0 +1,204 @@
+import HTTPCore
+
+/// An origin-form request target (`/path?query`) in the one spelling FormGate routes on and
+/// forwards, so that no spelling an upstream resolves to a route's path can miss the route.
+///
+/// The path is percent-decoded, its dot segments removed (RFC 3986 §5.2.4) and its empty
+/// segments merged, as nginx, Apache and PHP resolve it before they pick a handler; it is then
+/// re-encoded: unreserved bytes raw, reserved ones (sub-delims, `:`, `@`) as the client sent
+/// them, every other byte as `%XX`. Refused, because upstreams read them differently: a
+/// malformed escape or one that decodes to a control, `%2F` and `%5C` (nginx decodes `%2F`,
+/// Apache refuses it, object stores keep it as data; IIS reads a backslash as `/`), a raw
+/// backslash or `#`, a `..` above the root, and `.;` / `..;` segments (Tomcat strips path
+/// parameters before resolving dots). Letter case is kept: paths are case-sensitive, as in
+/// nginx and Apache on Linux. The query is forwarded as sent once its bytes are checked.
+public struct RequestTarget: Equatable, Sendable {
+    /// The target as forwarded: the normalised path, then `?` and the query as sent.
+    public let originForm: String
+    /// UTF-8 length of the path in `originForm`.
+    private let pathLength: Int
+
+    /// The normalised, re-encoded path (starts with `/`).
+    public var path: Substring { Substring(originForm.utf8.prefix(pathLength)) }
+    /// The query without its `?`, exactly as sent; `nil` without a `?`.
+    public var query: Substring? {
+        pathLength < originForm.utf8.count ? Substring(originForm.utf8.dropFirst(pathLength + 1)) : nil
+    }
+
+    /// Normalises `target`, which must start with `/`; `offset` is its position in the head
+    /// (for errors).
+    ///
+    /// - Throws: `.invalidTarget`, `.invalidPercentEncoding`, `.encodedSeparator` or
+    ///   `.targetAboveRoot`.
+    public init(normalizing target: some Collection<UInt8>, at offset: Int = 0) throws(HTTP1Error) {
+        let bytes = Array(target)
+        guard bytes.first == UInt8(ascii: "/") else { throw HTTP1Error(.invalidTarget, at: offset) }
+        let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+        if let bad = bytes[pathEnd...].dropFirst().firstIndex(where: { !ByteClass.isQueryChar($0) }) {
+            throw HTTP1Error(.invalidTarget, at: offset + bad)
+        }
+        if Self.isNormal(bytes[..<pathEnd]) {
+            // The common case: nothing to decode, merge or remove.
+            originForm = String(decoding: bytes, as: UTF8.self)
+            pathLength = pathEnd
+            return
+        }
+        var path = try Self.normalizedPath(bytes[..<pathEnd], at: offset)
+        pathLength = path.count
+        path.append(contentsOf: bytes[pathEnd...])
+        originForm = String(decoding: path, as: UTF8.self)
+    }
+
+    /// Whether `path` is already in normal form: only bytes a segment carries raw, and no
+    /// empty segment or segment starting with `.` or `;` (cheap to check, and what nearly
+    /// every client sends).
+    private static func isNormal(_ path: ArraySlice<UInt8>) -> Bool {
+        var previous = UInt8(ascii: "/")
+        for byte in path.dropFirst() {
+            if previous == UInt8(ascii: "/") {
+                guard byte != UInt8(ascii: "/"), byte != UInt8(ascii: "."), byte != UInt8(ascii: ";") else {
+                    return false
+                }
+            }
+            guard byte == UInt8(ascii: "/") || ByteClass.isPathChar(byte) else { return false }
+            previous = byte
+        }
+        return true
+    }
+
+    /// The path decoded, its dot segments removed, its empty segments merged, re-encoded.
+    private static func normalizedPath(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error)
+        -> [UInt8]
+    {
+        var segments: [[UInt8]] = []
+        var trailingSlash = false
+        var start = bytes.startIndex + 1
+        while start <= bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let segment = try Self.segment(bytes[start..<end], at: offset + start)
+            let isLast = end == bytes.endIndex
+            switch segment.decoded {
+            case [], [UInt8(ascii: ".")]:
+                trailingSlash = isLast
+            case [UInt8(ascii: "."), UInt8(ascii: ".")]:
+                guard segments.popLast() != nil else {
+                    throw HTTP1Error(.targetAboveRoot, at: offset + start)
+                }
+                trailingSlash = isLast
+            default:
+                guard !isDotSegmentWithParameters(segment.decoded) else {
+                    throw HTTP1Error(.invalidTarget, at: offset + start)
+                }
+                segments.append(segment.encoded)
+                trailingSlash = false
+            }
+            start = end + 1
+        }
+        var path: [UInt8] = []
+        path.reserveCapacity(bytes.count + 1)
+        for segment in segments {
+            path.append(UInt8(ascii: "/"))
+            path.append(contentsOf: segment)
+        }
+        if path.isEmpty || trailingSlash { path.append(UInt8(ascii: "/")) }
+        return path
+    }
+
+    /// `.;x`, `..;x` or `;x`: a servlet container drops the `;` parameters and then resolves
+    /// what is left as a dot or empty segment, which this type cannot mirror safely.
+    private static func isDotSegmentWithParameters(_ segment: [UInt8]) -> Bool {
+        guard let semicolon = segment.firstIndex(of: UInt8(ascii: ";")) else { return false }
+        return semicolon <= 2 && segment[..<semicolon].allSatisfy { $0 == UInt8(ascii: ".") }
+    }
+
+    /// What routes compare their prefixes with: `path` percent-decoded, each segment without
+    /// its `;` parameters (Tomcat and other servlet containers route `/upload;x` to `/upload`;
+    /// for the others the match is only wider). Meant for a path this type produced (its
+    /// escapes are well-formed and never encode `/`); a malformed escape is kept as it is.
+    public static func routingPath(_ path: some StringProtocol) -> [UInt8] {
+        let bytes = Array(path.utf8)
+        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") }) else {
+            return bytes
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var inParameters = false
+        var index = 0
+        while index < bytes.count {
+            var byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "%"), index + 1 < bytes.count,
+                let value = hexValue(bytes[index], bytes[index + 1])
+            {
+                byte = value
+                index += 2
+            }
+            if byte == UInt8(ascii: "/") {
+                inParameters = false
+            } else if byte == UInt8(ascii: ";") {
+                inParameters = true
+            }
+            if !inParameters { out.append(byte) }
+        }
+        return out
+    }
+
+    /// One segment decoded (for dot-segment checks) and re-encoded (for forwarding).
+    private static func segment(_ raw: ArraySlice<UInt8>, at offset: Int) throws(HTTP1Error)
+        -> (decoded: [UInt8], encoded: [UInt8])
+    {
+        var decoded: [UInt8] = []
+        var encoded: [UInt8] = []
+        decoded.reserveCapacity(raw.count)
+        encoded.reserveCapacity(raw.count)
+        var index = raw.startIndex
+        while index < raw.endIndex {
+            let byte = raw[index]
+            let position = offset + index - raw.startIndex
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard index + 2 < raw.endIndex, let value = hexValue(raw[index + 1], raw[index + 2])
+                else { throw HTTP1Error(.invalidPercentEncoding, at: position) }
+                guard !ByteClass.isForbiddenInFieldValue(value), value != 0x09 else {
+                    throw HTTP1Error(.invalidPercentEncoding, at: position)
+                }
+                guard value != UInt8(ascii: "/"), value != UInt8(ascii: "\\") else {
+                    throw HTTP1Error(.encodedSeparator, at: position)
+                }
+                decoded.append(value)
+                if ByteClass.isUnreserved(value) {
+                    encoded.append(value)
+                } else {
+                    appendEscaped(value, to: &encoded)
+                }
+                index += 3
+            case UInt8(ascii: "\\"), UInt8(ascii: "#"):
+                throw HTTP1Error(.invalidTarget, at: position)
+            default:
+                decoded.append(byte)
+                if ByteClass.isPathChar(byte) {
+                    encoded.append(byte)
+                } else {
+                    appendEscaped(byte, to: &encoded)
+                }
+                index += 1
+            }
+        }
+        return (decoded, encoded)
+    }
+
+    static let upperHex = Array("0123456789ABCDEF".utf8)
+
+    static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "%"))
+        out.append(upperHex[Int(byte >> 4)])
+        out.append(upperHex[Int(byte & 15)])
+    }
+
+    static func hexValue(_ high: UInt8, _ low: UInt8) -> UInt8? {
+        guard let high = ChunkedDecoder.hexValue(high), let low = ChunkedDecoder.hexValue(low) else {
+            return nil
+        }
+        return high << 4 | low
+    }
+}
