@@ -248,6 +248,7 @@ public enum ConfigLoader {
         if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return rules }
         let keys: Set<String> = [
             "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest", "order",
+            "anomalies", "keep_part_headers",
         ]
         for (key, keyMark, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
             let keyPath = join(path, key)
@@ -320,6 +321,10 @@ public enum ConfigLoader {
                     decoder.fail(value.mark, keyPath, "'\(pattern)' is not type/subtype or type/*")
                 }
                 rules.allowTypes = patterns
+            case "anomalies":
+                decodeAnomalies(value, keyPath, &decoder, into: &rules.policy)
+            case "keep_part_headers":
+                decodeKeptPartHeaders(value, keyPath, &decoder, into: &rules.policy)
             default:
                 decoder.fail(keyMark, keyPath, "rule not implemented yet (arrives with the rest of issue #4)")
             }

@@ -1,14 +1,28 @@
 /// A media type as in a `Content-Type` header: `type/subtype` with parameters.
 ///
 /// Parsing is strict and single-pass: tokens per RFC 9110, no whitespace around `=`,
-/// quoted strings with backslash escapes, parameter names case-insensitive and unique.
+/// quoted strings with backslash escapes, parameter names case-insensitive and unique. A
+/// caller may accept `,` between parameters (`Anomalies.commaSeparatedParameters`).
 public struct MediaType: Equatable, Sendable, CustomStringConvertible {
+    /// Lenient forms a caller may accept, and the ones a parse met.
+    public struct Anomalies: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// A `,` separates parameters where `;` belongs (`multipart/form-data, boundary=x`, as
+        /// RFC 1867 §6 and several upload tutorials write it). Each parameter must still be
+        /// `name=value` and appear once, so two boundaries stay an error.
+        public static let commaSeparatedParameters = Anomalies(rawValue: 1 << 0)
+    }
+
     /// The top-level type in lower case (`image`).
     public var type: String
     /// The subtype in lower case (`png`).
     public var subtype: String
     /// Parameters in the order received; names are lower case and unique.
     public var parameters: [HeaderParameter]
+    /// The lenient forms this value used (only those the parse accepted).
+    public var anomalies: Anomalies = []
 
     /// Creates a media type; `type` and `subtype` are folded to lower case.
     public init(type: String, subtype: String, parameters: [HeaderParameter] = []) {
@@ -19,8 +33,22 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses a `Content-Type` value.
     ///
+    /// - Parameter leniency: the lenient forms to accept; each one met is in `anomalies`.
     /// - Throws: `HTTPCoreError` naming the reason and the byte offset within `value`.
-    public static func parse(_ value: some Collection<UInt8>) throws(HTTPCoreError) -> MediaType {
+    public static func parse(_ value: some Collection<UInt8>, accepting leniency: Anomalies = [])
+        throws(HTTPCoreError) -> MediaType
+    {
+        var anomalies: Anomalies = []
+        func separator(_ scanner: inout ParameterScanner) throws(HTTPCoreError) -> Bool {
+            if leniency.contains(.commaSeparatedParameters) {
+                scanner.skipWhitespace()
+                if scanner.consume(UInt8(ascii: ",")) {
+                    anomalies.insert(.commaSeparatedParameters)
+                    return true
+                }
+            }
+            return try scanner.parameterSeparator()
+        }
         var scanner = ParameterScanner(Array(value))
         scanner.skipWhitespace()
         let type = scanner.token()
@@ -33,7 +61,7 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
         let subtype = scanner.token()
         guard !subtype.isEmpty else { throw HTTPCoreError(.invalidMediaType, at: scanner.index) }
         var parameters: [HeaderParameter] = []
-        var more = try scanner.parameterSeparator()
+        var more = try separator(&scanner)
         while more {
             scanner.skipWhitespace()
             if scanner.isAtEnd { break }
@@ -60,16 +88,20 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
                 throw HTTPCoreError(.duplicateParameter(parameter.name), at: nameStart)
             }
             parameters.append(parameter)
-            more = try scanner.parameterSeparator()
+            more = try separator(&scanner)
         }
-        return MediaType(
+        var result = MediaType(
             type: type.lowercasedASCIIString, subtype: subtype.lowercasedASCIIString,
             parameters: parameters)
+        result.anomalies = anomalies
+        return result
     }
 
     /// Parses a `Content-Type` value given as a string.
-    public static func parse(_ value: String) throws(HTTPCoreError) -> MediaType {
-        try parse(Array(value.utf8))
+    public static func parse(_ value: String, accepting leniency: Anomalies = []) throws(HTTPCoreError)
+        -> MediaType
+    {
+        try parse(Array(value.utf8), accepting: leniency)
     }
 
     /// `type/subtype` without parameters.

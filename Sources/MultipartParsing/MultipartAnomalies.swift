@@ -1,5 +1,8 @@
+public import HTTPCore
+
 /// Irregularities the parser repaired: each is accepted because it is unambiguous, and each
-/// is reported so the access log and metrics can show who sends what.
+/// is reported so the access log and metrics can show who sends what. A route's
+/// `MultipartPolicy` may refuse any of them instead (`anomalies: { FLAG: reject }`).
 ///
 /// The families follow ModSecurity's `MULTIPART_*` flags.
 public struct MultipartAnomalies: OptionSet, Hashable, Sendable, CustomStringConvertible {
@@ -30,6 +33,18 @@ public struct MultipartAnomalies: OptionSet, Hashable, Sendable, CustomStringCon
     public static let headerWithoutSpace = MultipartAnomalies(rawValue: 1 << 10)
     /// A bare token after a `;` in `Content-Disposition`, ignored.
     public static let dispositionJunk = MultipartAnomalies(rawValue: 1 << 11)
+    /// A part header other than `Content-Disposition`, `Content-Type` and
+    /// `Content-Transfer-Encoding` that the route does not keep: dropped (RFC 7578 §4.8).
+    public static let extraPartHeader = MultipartAnomalies(rawValue: 1 << 12)
+    /// A part's `Content-Type` does not parse: forwarded as the sniffed type or
+    /// `application/octet-stream`, the declared value kept in the log.
+    public static let invalidPartContentType = MultipartAnomalies(rawValue: 1 << 13)
+    /// The request's `Content-Type` separates its parameters with `,` instead of `;`
+    /// (`multipart/form-data, boundary=…`, as RFC 1867 §6 writes it).
+    public static let commaSeparatedParameters = MultipartAnomalies(rawValue: 1 << 14)
+    /// In a CRLF body, a delimiter after a bare LF: part content, since RFC 2046's delimiter
+    /// is CRLF `--boundary`.
+    public static let bareLFDelimiter = MultipartAnomalies(rawValue: 1 << 15)
 
     private static let names: [(MultipartAnomalies, String)] = [
         (.dataBefore, "data_before"), (.dataAfter, "data_after"), (.lfLineEndings, "lf_line_endings"),
@@ -37,8 +52,13 @@ public struct MultipartAnomalies: OptionSet, Hashable, Sendable, CustomStringCon
         (.missingFinalLineBreak, "missing_final_line_break"), (.transportPadding, "transport_padding"),
         (.inlineContentType, "inline_content_type"), (.contentTransferEncoding, "content_transfer_encoding"),
         (.boundaryLookalike, "boundary_lookalike"), (.headerWithoutSpace, "header_without_space"),
-        (.dispositionJunk, "disposition_junk"),
+        (.dispositionJunk, "disposition_junk"), (.extraPartHeader, "extra_part_header"),
+        (.invalidPartContentType, "invalid_part_content_type"),
+        (.commaSeparatedParameters, "comma_separated_parameters"), (.bareLFDelimiter, "bare_lf_delimiter"),
     ]
+
+    /// Every flag's snake_case name, in bit order (for configuration errors and docs).
+    public static var allNames: [String] { names.map(\.1) }
 
     /// Stable snake_case names, as written to the access log and metric labels.
     public var names: [String] {
@@ -52,4 +72,11 @@ public struct MultipartAnomalies: OptionSet, Hashable, Sendable, CustomStringCon
     }
 
     public var description: String { "[" + names.joined(separator: ", ") + "]" }
+}
+
+extension MultipartAnomalies {
+    /// The flags of a request's `Content-Type`, parsed with `MediaType.parse(_:accepting:)`.
+    public init(requestContentType type: MediaType) {
+        self = type.anomalies.contains(.commaSeparatedParameters) ? .commaSeparatedParameters : []
+    }
 }

@@ -2,8 +2,9 @@ public import HTTPCore
 
 /// Why a multipart body was refused, and the byte offset in the body where it was seen.
 ///
-/// Every reason is a form the upstream could read differently from FormGate, or a limit;
-/// the proxy answers 400 (or 413 for `limitExceeded`) and forwards nothing.
+/// Every reason is a form the upstream could read differently from FormGate, a limit, or a
+/// flag the route's policy refuses; the proxy answers 400 (or 413 for `limitExceeded`) and
+/// never sends the upstream a complete body.
 public struct MultipartError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A configurable limit that was exceeded.
     public enum Limit: String, Equatable, Sendable {
@@ -45,12 +46,12 @@ public struct MultipartError: Error, Equatable, Sendable, CustomStringConvertibl
         case unsupportedDispositionType
         /// `Content-Disposition` has no `name`.
         case missingName
-        /// A part's `Content-Type` cannot be read.
-        case invalidContentType(HTTPCoreError.Reason)
         /// The input ended before the closing delimiter.
         case unexpectedEnd
         /// A limit was exceeded.
         case limitExceeded(Limit)
+        /// The route's `MultipartPolicy` refuses this anomaly flag (`anomalies: { FLAG: reject }`).
+        case rejectedAnomaly(MultipartAnomalies)
     }
 
     /// What is wrong.

@@ -29,6 +29,12 @@ extension MultipartParser {
                     carryMatched += available
                     return count
                 }
+                if !carryCR, lineEnding == .crlf {
+                    let lineFeed = offset(start) - Int64(carryMatched)
+                    carryMatched = 0
+                    try bareLFDelimiter(at: lineFeed, &handler)
+                    return start + available
+                }
                 state = .afterDelimiter(cr: carryCR)
                 carryCR = false
                 carryMatched = 0
@@ -46,6 +52,13 @@ extension MultipartParser {
         if let found {
             let position = UnsafeRawPointer(found) - base
             let cr = position > start && buffer[position - 1] == 0x0D
+            if !cr, lineEnding == .crlf {
+                try flag(.bareLFDelimiter, at: offset(position))
+                try emitBody(
+                    UnsafeRawBufferPointer(rebasing: buffer[start..<(position + needleCount)]), of: buffer,
+                    &handler)
+                return position + needleCount
+            }
             try emitBody(
                 UnsafeRawBufferPointer(rebasing: buffer[start..<(cr ? position - 1 : position)]), of: buffer,
                 &handler)
@@ -76,6 +89,15 @@ extension MultipartParser {
             try emitBody(UnsafeRawBufferPointer(rebasing: buffer[start..<count]), of: buffer, &handler)
         }
         return count
+    }
+
+    /// In a CRLF body, `\n--boundary` without its CR is content: flags it, then emits the
+    /// delimiter bytes, matched across reads and held back as a count, at body offset `lineFeed`.
+    mutating func bareLFDelimiter(at lineFeed: Int64, _ handler: inout some MultipartEventHandler)
+        throws(MultipartError)
+    {
+        try flag(.bareLFDelimiter, at: lineFeed)
+        try emitHeld(cr: false, count: delimiterCount, firstOffset: lineFeed, &handler)
     }
 
     /// Reports part content, enforcing the field or file byte limit.

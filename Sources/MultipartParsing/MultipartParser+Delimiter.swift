@@ -10,7 +10,7 @@ extension MultipartParser {
         while index < buffer.count {
             guard buffer[index] == delimiter[1 + matched] else {
                 if matched >= 2 { throw MultipartError(.foreignDelimiter, at: offset(index)) }
-                anomalies.insert(.dataBefore)
+                try flag(.dataBefore, at: offset(index))
                 state = .preamble(matched: 0)
                 return index
             }
@@ -91,7 +91,8 @@ extension MultipartParser {
         return index + 1
     }
 
-    /// After `\n--boundary-`: a second `-` closes the body; anything else makes it data.
+    /// After `\n--boundary-`: a second `-` closes the body; anything else makes it data. The
+    /// `end` event waits for `finish`, after the epilogue was judged.
     mutating func afterDelimiterDash(
         _ buffer: UnsafeRawBufferPointer, from index: Int, cr: Bool,
         _ handler: inout some MultipartEventHandler
@@ -101,12 +102,13 @@ extension MultipartParser {
             return index
         }
         try acceptDelimiter(cr: cr, at: index, &handler)
-        handler.handle(.end)
         state = .closeLine
         return index + 1
     }
 
-    /// The delimiter is real: end the current part, checking the line break before it.
+    /// The delimiter is real: end the current part, checking the line break before it (in a
+    /// CRLF body a bare-LF delimiter never gets here: `scanBody` keeps it as content; in an
+    /// LF body a CR before it is refused).
     mutating func acceptDelimiter(cr: Bool, at index: Int, _ handler: inout some MultipartEventHandler)
         throws(MultipartError)
     {
@@ -125,7 +127,7 @@ extension MultipartParser {
         cr: Bool, trailer: UInt8?, at index: Int, _ handler: inout some MultipartEventHandler
     ) throws(MultipartError) {
         guard insidePart else { throw MultipartError(.foreignDelimiter, at: offset(index)) }
-        anomalies.insert(.boundaryLookalike)
+        try flag(.boundaryLookalike, at: offset(index))
         let held = delimiterCount + (cr ? 1 : 0) + (trailer == nil ? 0 : 1)
         try emitHeld(cr: cr, count: delimiterCount, firstOffset: offset(index) - Int64(held), &handler)
         if let trailer {
@@ -162,7 +164,7 @@ extension MultipartParser {
             }
             switch byte {
             case 0x20, 0x09:
-                anomalies.insert(.transportPadding)
+                try flag(.transportPadding, at: offset(index))
             case 0x0D:
                 state = .delimiterLineCR
             case 0x0A:
@@ -182,7 +184,7 @@ extension MultipartParser {
             guard lineEnding == ending else { throw MultipartError(.mixedLineEndings, at: offset(index)) }
         } else {
             lineEnding = ending
-            if ending == .lf { anomalies.insert(.lfLineEndings) }
+            if ending == .lf { try flag(.lfLineEndings, at: offset(index)) }
         }
         partCount += 1
         guard partCount <= limits.parts else {
@@ -197,7 +199,7 @@ extension MultipartParser {
 
     /// After `--boundary--`: padding and one line break are expected; anything else is an
     /// epilogue, ignored and flagged.
-    mutating func closeLine(_ buffer: UnsafeRawBufferPointer, from start: Int) -> Int {
+    mutating func closeLine(_ buffer: UnsafeRawBufferPointer, from start: Int) throws(MultipartError) -> Int {
         var index = start
         while index < buffer.count {
             let byte = buffer[index]
@@ -209,21 +211,21 @@ extension MultipartParser {
                 break
             }
             switch byte {
-            case 0x20, 0x09: anomalies.insert(.transportPadding)
+            case 0x20, 0x09: try flag(.transportPadding, at: offset(index))
             case 0x0D: state = .closeLineCR
             case 0x0A:
                 state = .epilogue
                 return index + 1
             default:
                 state = .epilogue
-                anomalies.insert(.dataAfter)
+                try flag(.dataAfter, at: offset(index))
                 return buffer.count
             }
             index += 1
         }
         if index < buffer.count {
             state = .epilogue
-            anomalies.insert(.dataAfter)
+            try flag(.dataAfter, at: offset(index))
             return buffer.count
         }
         return index

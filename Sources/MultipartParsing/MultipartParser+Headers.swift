@@ -82,7 +82,7 @@ extension MultipartParser {
         var valueStart = colon + 1
         var valueEnd = headerLine.count
         if valueStart < valueEnd, headerLine[valueStart] != 0x20, headerLine[valueStart] != 0x09 {
-            anomalies.insert(.headerWithoutSpace)
+            try flag(.headerWithoutSpace, at: lineOffset + Int64(valueStart))
         }
         while valueStart < valueEnd, headerLine[valueStart] == 0x20 || headerLine[valueStart] == 0x09 {
             valueStart += 1
@@ -102,6 +102,11 @@ extension MultipartParser {
     }
 
     /// The empty line ended the header section: validate it and report the part.
+    ///
+    /// Refused: a missing or repeated `Content-Disposition`, a repeated `Content-Type`,
+    /// `Content-Transfer-Encoding` or kept header. Flagged (and refused only by the policy):
+    /// the disposition's repairs, a `Content-Type` that does not parse, and headers that are
+    /// not forwarded.
     mutating func beginPart(at index: Int, _ handler: inout some MultipartEventHandler) throws(MultipartError)
     {
         let at = offset(index)
@@ -122,10 +127,11 @@ extension MultipartParser {
             throw MultipartError(.unsupportedDispositionType, at: at)
         }
         guard disposition.name != nil else { throw MultipartError(.missingName, at: at) }
-        if disposition.anomalies.contains(.unquotedValue) { anomalies.insert(.unquotedParameter) }
-        if disposition.anomalies.contains(.extendedFilename) { anomalies.insert(.extendedFilename) }
-        if disposition.anomalies.contains(.inlineContentType) { anomalies.insert(.inlineContentType) }
-        if disposition.anomalies.contains(.ignoredJunk) { anomalies.insert(.dispositionJunk) }
+        var found = try otherHeaderAnomalies(at: at)
+        if disposition.anomalies.contains(.unquotedValue) { found.insert(.unquotedParameter) }
+        if disposition.anomalies.contains(.extendedFilename) { found.insert(.extendedFilename) }
+        if disposition.anomalies.contains(.inlineContentType) { found.insert(.inlineContentType) }
+        if disposition.anomalies.contains(.ignoredJunk) { found.insert(.dispositionJunk) }
 
         var contentTypeValue = headerFields.first("Content-Type")
         if let inline = disposition.inlineContentType {
@@ -136,13 +142,10 @@ extension MultipartParser {
         }
         var contentType: MediaType?
         if let contentTypeValue, !contentTypeValue.isEmpty {
-            do {
-                contentType = try MediaType.parse(contentTypeValue)
-            } catch {
-                throw MultipartError(.invalidContentType(error.reason), at: at)
-            }
+            contentType = try? MediaType.parse(contentTypeValue)
+            if contentType == nil { found.insert(.invalidPartContentType) }
         }
-        if headerFields.contains("Content-Transfer-Encoding") { anomalies.insert(.contentTransferEncoding) }
+        try flag(found, at: at)
 
         if disposition.isFile {
             fileCount += 1
@@ -159,7 +162,32 @@ extension MultipartParser {
         insidePart = true
         state = .body
         let head = PartHead(
-            index: partCount - 1, headers: headerFields, disposition: disposition, contentType: contentType)
+            index: partCount - 1, headers: headerFields, disposition: disposition, contentType: contentType,
+            declaredContentType: contentTypeValue.flatMap { $0.isEmpty ? nil : $0 })
         handler.handle(.partBegin(head))
+    }
+
+    /// Flags for the headers beside `Content-Disposition` and `Content-Type`: a
+    /// `Content-Transfer-Encoding`, or a header the policy does not keep. A kept header must
+    /// be unique in its part (an upstream could read either value).
+    func otherHeaderAnomalies(at: Int64) throws(MultipartError) -> MultipartAnomalies {
+        var found: MultipartAnomalies = []
+        for (position, field) in headerFields.fields.enumerated() {
+            if asciiCaseInsensitiveEquals(field.name, "Content-Disposition".utf8)
+                || asciiCaseInsensitiveEquals(field.name, "Content-Type".utf8)
+            {
+                continue
+            }
+            if asciiCaseInsensitiveEquals(field.name, "Content-Transfer-Encoding".utf8) {
+                found.insert(.contentTransferEncoding)
+            } else if !policy.keeps(field.name) {
+                found.insert(.extraPartHeader)
+            } else if headerFields.fields[..<position].contains(where: {
+                asciiCaseInsensitiveEquals($0.name, field.name)
+            }) {
+                throw MultipartError(.duplicateHeader(field.nameString), at: at)
+            }
+        }
+        return found
     }
 }

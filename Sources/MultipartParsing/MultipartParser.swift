@@ -12,6 +12,14 @@ import HTTPCore
 ///
 /// Every input split yields the same events (modulo how `body` bytes are chunked).
 /// After an error the parser stays failed and rethrows it.
+///
+/// Line endings: the first delimiter line fixes them for the body. In a CRLF body a bare-LF
+/// `--boundary` line is content (RFC 2046's delimiter is CRLF `--boundary`, flag
+/// `bare_lf_delimiter`); in an LF body a CR before a delimiter is refused (`mixedLineEndings`).
+///
+/// `end` is reported by `finish(into:)`, once the epilogue and the final line break were
+/// judged: a handler that writes the closing delimiter of a re-encoded body then never sends
+/// it for a body that a late flag (`data_after`, `missing_final_line_break`) refuses.
 public struct MultipartParser {
     enum State: Equatable {
         /// Matching `--boundary` at the very first byte.
@@ -46,6 +54,8 @@ public struct MultipartParser {
 
     /// The limits in force.
     public let limits: MultipartLimits
+    /// The flags refused and the part headers kept.
+    public let policy: MultipartPolicy
     /// Irregularities repaired so far.
     public internal(set) var anomalies: MultipartAnomalies = []
     /// Parts begun so far.
@@ -88,11 +98,17 @@ public struct MultipartParser {
 
     /// Creates a parser for `boundary` (the `boundary` parameter, without leading dashes).
     ///
+    /// - Parameters:
+    ///   - policy: the flags that refuse the body, and the part headers that are kept.
+    ///   - requestAnomalies: flags found in the request head (the request's `Content-Type`),
+    ///     judged by `policy` like the body's own.
     /// - Throws: `.invalidBoundary` when it is empty, longer than 70 characters or uses
-    ///   characters outside RFC 2046's `bchars`.
-    public init(boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits())
-        throws(MultipartError)
-    {
+    ///   characters outside RFC 2046's `bchars`; `.rejectedAnomaly` for a request flag the
+    ///   policy refuses.
+    public init(
+        boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits(),
+        policy: MultipartPolicy = MultipartPolicy(), requestAnomalies: MultipartAnomalies = []
+    ) throws(MultipartError) {
         let boundary = Array(boundary)
         do {
             try MediaType.validateBoundary(boundary)
@@ -100,6 +116,7 @@ public struct MultipartParser {
             throw MultipartError(.invalidBoundary, at: 0)
         }
         self.limits = limits
+        self.policy = policy
         var held: [UInt8] = []
         held.reserveCapacity(boundary.count + 4)
         held.append(contentsOf: [0x0D, 0x0A, 0x2D, 0x2D])
@@ -107,11 +124,15 @@ public struct MultipartParser {
         self.heldBytes = held  // CR LF - - boundary
         self.delimiter = Array(held[1...])  // LF - - boundary
         self.headerLine.reserveCapacity(256)
+        try flag(requestAnomalies, at: 0)
     }
 
     /// Creates a parser for a boundary given as a string.
-    public init(boundary: String, limits: MultipartLimits = MultipartLimits()) throws(MultipartError) {
-        try self.init(boundary: Array(boundary.utf8), limits: limits)
+    public init(
+        boundary: String, limits: MultipartLimits = MultipartLimits(),
+        policy: MultipartPolicy = MultipartPolicy()
+    ) throws(MultipartError) {
+        try self.init(boundary: Array(boundary.utf8), limits: limits, policy: policy)
     }
 
     /// Parses the next bytes of the body, reporting events to `handler`.
@@ -150,21 +171,34 @@ public struct MultipartParser {
         if let thrown { throw thrown }
     }
 
-    /// Declares the end of the input.
+    /// Declares the end of the input and reports `end`.
     ///
-    /// - Throws: `.unexpectedEnd` when the closing delimiter has not been read.
+    /// - Throws: `.unexpectedEnd` when the closing delimiter has not been read;
+    ///   `.rejectedAnomaly` when the policy refuses `missing_final_line_break`.
     public mutating func finish(into handler: inout some MultipartEventHandler) throws(MultipartError) {
         if let failure { throw failure }
-        switch state {
-        case .closeLine, .closeLineCR:
-            anomalies.insert(.missingFinalLineBreak)
-        case .epilogue:
-            break
-        default:
-            let error = MultipartError(.unexpectedEnd, at: consumed)
+        do throws(MultipartError) {
+            switch state {
+            case .closeLine, .closeLineCR:
+                try flag(.missingFinalLineBreak, at: consumed)
+            case .epilogue:
+                break
+            default:
+                throw MultipartError(.unexpectedEnd, at: consumed)
+            }
+        } catch {
             failure = error
             throw error
         }
+        handler.handle(.end)
+    }
+
+    /// Records `found` (one flag or none); throws when the policy refuses it.
+    mutating func flag(_ found: MultipartAnomalies, at offset: Int64) throws(MultipartError) {
+        guard !found.isEmpty else { return }
+        anomalies.formUnion(found)
+        let refused = found.intersection(policy.rejected)
+        if !refused.isEmpty { throw MultipartError(.rejectedAnomaly(refused), at: offset) }
     }
 
     /// Runs the state machine from `index`; returns the index of the first unprocessed byte.
@@ -189,9 +223,9 @@ public struct MultipartParser {
         case .body:
             return try scanBody(buffer, from: index, &handler)
         case .closeLine, .closeLineCR:
-            return closeLine(buffer, from: index)
+            return try closeLine(buffer, from: index)
         case .epilogue:
-            anomalies.insert(.dataAfter)
+            try flag(.dataAfter, at: offset(index))
             return buffer.count
         }
     }

@@ -1,7 +1,7 @@
 public import HTTPCore
 
 /// The header section of one part, validated: it has exactly one `form-data`
-/// `Content-Disposition` with a `name`, and at most one readable `Content-Type`.
+/// `Content-Disposition` with a `name`, and at most one `Content-Type`.
 public struct PartHead: Equatable, Sendable {
     /// Position of the part in the body, from 0.
     public var index: Int
@@ -9,18 +9,27 @@ public struct PartHead: Equatable, Sendable {
     public var headers: HeaderFields
     /// The parsed `Content-Disposition`.
     public var disposition: ContentDisposition
-    /// The part's `Content-Type` (from the header, or inline in the disposition), if any.
+    /// The part's `Content-Type` (from the header, or inline in the disposition), if any and
+    /// if it parses.
     public var contentType: MediaType?
+    /// The `Content-Type` value as received (header or inline), when not empty: it differs
+    /// from `contentType` being `nil` when the value does not parse (`invalid_part_content_type`).
+    public var declaredContentType: [UInt8]?
 
     /// Creates a part head.
     public init(
-        index: Int, headers: HeaderFields, disposition: ContentDisposition, contentType: MediaType?
+        index: Int, headers: HeaderFields, disposition: ContentDisposition, contentType: MediaType?,
+        declaredContentType: [UInt8]? = nil
     ) {
         self.index = index
         self.headers = headers
         self.disposition = disposition
         self.contentType = contentType
+        self.declaredContentType = declaredContentType ?? contentType?.serialized
     }
+
+    /// Whether a `Content-Type` was declared that does not parse.
+    public var hasInvalidContentType: Bool { declaredContentType != nil && contentType == nil }
 
     /// The field name bytes (always present on a parsed part).
     public var name: [UInt8] { disposition.name ?? [] }

@@ -26,7 +26,9 @@ extension ClientConnection {
         var multipartType: MediaType?
         var malformedType = false
         if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
-            if let type = try? MediaType.parse(value), head.headers.count(of: "Content-Type") == 1 {
+            if let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
+                head.headers.count(of: "Content-Type") == 1
+            {
                 if type.isMultipartFormData { multipartType = type }
             } else {
                 // A Content-Type that cannot be read (or comes twice) could hide a multipart
@@ -66,7 +68,9 @@ extension ClientConnection {
                 fieldBytes: config.limits.fieldBytes, fileBytes: config.limits.fileBytes)
             let parser: MultipartParser
             do throws(MultipartError) {
-                parser = try MultipartParser(boundary: boundary, limits: limits)
+                parser = try MultipartParser(
+                    boundary: boundary, limits: limits, policy: route?.rules.policy ?? MultipartPolicy(),
+                    requestAnomalies: MultipartAnomalies(requestContentType: multipartType))
             } catch {
                 return fail(ProxyError(error))
             }

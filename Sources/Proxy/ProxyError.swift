@@ -48,6 +48,11 @@ struct ProxyError: Error {
             let kind: Kind =
                 limit == .partHeaderBytes || limit == .headersPerPart ? .badRequest : .payloadTooLarge
             self.init(kind, detail: "multipart limit exceeded: \(limit.rawValue)", limit: limit.rawValue)
+        } else if case .rejectedAnomaly(let flags) = error.reason {
+            let names = flags.names.joined(separator: ", ")
+            self.init(
+                .badRequest,
+                detail: "multipart anomaly refused by the route's policy: \(names) at byte \(error.offset)")
         } else {
             self.init(
                 .badRequest, detail: "malformed multipart body: \(error.reason) at byte \(error.offset)")

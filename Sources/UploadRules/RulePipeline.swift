@@ -166,7 +166,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     private mutating func begin(_ head: PartHead) {
         let original = head.nameString
         let declared = Self.declaredType(head)
-        if rules.dropFields.contains(original) {
+        let name = rules.renameFields[original] ?? original
+        // A client field named like an injected one would reach the upstream beside it (PHP
+        // keeps the last value): it is dropped as if `drop_fields` named it.
+        if rules.dropFields.contains(original) || rules.inject.contains(where: { $0.name == name }) {
             dropping = true
             records.append(
                 PartRecord(
@@ -175,7 +178,6 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             return
         }
         emitFirstIfNeeded()
-        let name = rules.renameFields[original] ?? original
         var values = baseValues(field: name, index: records.count)
         var safe = ""
         if let raw = head.filename {
@@ -212,12 +214,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     /// Applies the type rules and the filename, emits due injections and the part's head.
+    ///
+    /// The head carries `Content-Type` (declared, sniffed, or repaired) and the headers the
+    /// route keeps, nothing else (RFC 7578 §4.8).
     private mutating func emitHead(_ part: HeldPart, sniffed: String?) {
-        var partHeaders = part.head.headers
-        partHeaders.removeAll(named: "Content-Disposition")
+        var partHeaders = HeaderFields()
         let declared = Self.declaredType(part.head)
-        if let inline = part.head.disposition.inlineContentType, !partHeaders.contains("Content-Type") {
-            partHeaders.append(HeaderFields.Field(name: Array("Content-Type".utf8), value: inline))
+        if let declared, !part.head.hasInvalidContentType {
+            partHeaders.append(name: "Content-Type", value: declared)
         }
         var values = part.values
         if part.head.isFile {
@@ -243,6 +247,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 }
                 if let ext = Sniffer.fileExtension(for: sniffed) { values.ext = ext }
             }
+            if part.head.hasInvalidContentType, let sniffed {
+                partHeaders.set(name: "Content-Type", value: sniffed)
+            }
             if !rules.allowTypes.isEmpty {
                 let judged = sniffed ?? declaredEssence ?? "application/octet-stream"
                 let type =
@@ -253,6 +260,12 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                     return
                 }
             }
+        }
+        if part.head.hasInvalidContentType, !partHeaders.contains("Content-Type") {
+            partHeaders.append(name: "Content-Type", value: "application/octet-stream")
+        }
+        for field in part.head.headers where rules.policy.keeps(field.name) && !Self.isWritten(field.name) {
+            partHeaders.append(field)
         }
         var finalFilename: String?
         if part.head.filename != nil {
@@ -293,9 +306,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         digests = part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
     }
 
+    /// The part's `Content-Type` as the client wrote it (header or inline), for the log.
     static func declaredType(_ head: PartHead) -> String? {
-        head.headers["Content-Type"]
-            ?? head.disposition.inlineContentType.map { String(decoding: $0, as: UTF8.self) }
+        head.declaredContentType.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Headers the pipeline writes itself, whatever the route keeps.
+    static func isWritten(_ name: [UInt8]) -> Bool {
+        asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8)
+            || asciiCaseInsensitiveEquals(name, "Content-Type".utf8)
     }
 
     private mutating func emitFirstIfNeeded() {

@@ -1,5 +1,8 @@
+public import MultipartParsing
+
 /// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
-/// DESIGN.md gives: drop, rename, filename, inject, digest.
+/// DESIGN.md gives: drop, rename, filename, inject, digest. A client part whose forwarded name
+/// is an injected field's is dropped, whether or not `dropFields` names it.
 public struct RuleSet: Sendable {
     /// `drop_fields`: client field names that are never forwarded (matched before renaming).
     public var dropFields: Set<String> = []
@@ -19,6 +22,10 @@ public struct RuleSet: Sendable {
     /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
     /// sniffing); empty allows everything.
     public var allowTypes: [String] = []
+    /// `anomalies` and `keep_part_headers`: the flags that refuse a body, and the part headers
+    /// forwarded beside `Content-Disposition` and `Content-Type`. The parser enforces the
+    /// first; the pipeline forwards only the kept headers.
+    public var policy = MultipartPolicy()
 
     /// `sniff.content_type`: what to do with the declared type.
     public enum SniffPolicy: String, Sendable {

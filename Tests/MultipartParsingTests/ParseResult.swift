@@ -53,12 +53,13 @@ struct Collector: MultipartEventHandler {
 }
 
 /// Parses `input` fed in the pieces that `cuts` (sorted offsets) make.
-func parse(_ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits(), cuts: [Int] = [])
-    -> ParseResult
-{
+func parse(
+    _ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits(),
+    policy: MultipartPolicy = MultipartPolicy(), cuts: [Int] = []
+) -> ParseResult {
     var collector = Collector()
     do throws(MultipartError) {
-        var parser = try MultipartParser(boundary: boundary, limits: limits)
+        var parser = try MultipartParser(boundary: boundary, limits: limits, policy: policy)
         var start = 0
         for cut in cuts + [input.count] where cut >= start {
             try parser.feed(Array(input[start..<cut]), into: &collector)
@@ -74,10 +75,11 @@ func parse(_ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = Multip
 }
 
 /// Parses `input` fed one byte at a time.
-func parseBytewise(_ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits())
-    -> ParseResult
-{
-    parse(input, boundary: boundary, limits: limits, cuts: Array(0..<input.count))
+func parseBytewise(
+    _ input: [UInt8], boundary: [UInt8], limits: MultipartLimits = MultipartLimits(),
+    policy: MultipartPolicy = MultipartPolicy()
+) -> ParseResult {
+    parse(input, boundary: boundary, limits: limits, policy: policy, cuts: Array(0..<input.count))
 }
 
 /// A small deterministic generator (SplitMix64) so random splits are reproducible.
@@ -130,14 +132,14 @@ extension HTTPCoreError.Reason {
 /// feeding differs from the whole input, and returns the whole-input result.
 func parseEverySplit(
     _ input: [UInt8], boundary: String = "b0undary", limits: MultipartLimits = MultipartLimits(),
-    sourceLocation: SourceLocation = #_sourceLocation
+    policy: MultipartPolicy = MultipartPolicy(), sourceLocation: SourceLocation = #_sourceLocation
 ) -> ParseResult {
     let boundary = Array(boundary.utf8)
-    let whole = parse(input, boundary: boundary, limits: limits)
-    let bytewise = parseBytewise(input, boundary: boundary, limits: limits)
+    let whole = parse(input, boundary: boundary, limits: limits, policy: policy)
+    let bytewise = parseBytewise(input, boundary: boundary, limits: limits, policy: policy)
     #expect(bytewise == whole, "byte-by-byte differs", sourceLocation: sourceLocation)
     for cuts in splitPlans(count: input.count) {
-        let split = parse(input, boundary: boundary, limits: limits, cuts: cuts)
+        let split = parse(input, boundary: boundary, limits: limits, policy: policy, cuts: cuts)
         if split != whole {
             Issue.record("split at \(cuts) differs: \(split) vs \(whole)", sourceLocation: sourceLocation)
             break
