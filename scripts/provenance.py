@@ -2,11 +2,15 @@
 """Which code a measurement ran on, for docs/robustness.md (scripts/robustness-report.py).
 
 A run's *code* is the content of CODE_PATHS in the working tree, staged or not, untracked
-files included (ignored ones not): the git tree hash of each path, computed through a
-temporary index so nothing is staged. Two runs ran on the same code when every hash agrees.
-Docs, README, conf/, docker/ and the Makefile are not code here: a commit that only
-regenerates docs/robustness.md or edits the README keeps the runs valid. `dirty` says the
-code differs from HEAD's (then the commit alone does not name what ran).
+files included (ignored ones not): the git object hash of each path (a tree for a
+directory), computed through a temporary index so nothing is staged. Two runs ran on the
+same code when every hash agrees. CODE_PATHS are what is built, tested or drives a
+measurement: the package, Sources, Fuzz (harnesses, seeds, regressions), Tests (suites,
+fixtures, the conformance matrix) and the scripts that run fuzzing and the soak. Docs, README,
+conf/, docker/, the Makefile, the other scripts and robustness-report.py (it only renders)
+are not: a commit that regenerates docs/robustness.md, edits the README or rewords the report
+keeps the runs valid. `dirty` says the code differs from HEAD's (then the commit alone does
+not name what ran).
 
     provenance.py identity                     # prints the identity as JSON
     provenance.py run NAME [--collect PATH]... -- COMMAND...
@@ -19,7 +23,8 @@ later `make test` cannot change what the report reads. It exits with COMMAND's s
 import datetime, json, os, shutil, subprocess, sys, tempfile
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-CODE_PATHS = ["Package.swift", "Package.resolved", "Sources", "Fuzz", "Tests", "scripts"]
+CODE_PATHS = ["Package.swift", "Package.resolved", "Sources", "Fuzz", "Tests",
+              "scripts/fuzz.sh", "scripts/soak.py", "scripts/provenance.py"]
 RUNS = os.path.join(root, ".build/robustness")
 
 
