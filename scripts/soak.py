@@ -229,7 +229,9 @@ report = {
     "examples": unexpected[:20],
     "date": time.strftime("%Y-%m-%d"), "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
 }
-flat = rss_late <= rss_early * 1.10 + 4096 and report["fds"]["end"] <= report["fds"]["early_max"]
+# Descriptors: the pool's idle upstream connections come and go by a few (a short run has one
+# early sample); a leak grows with the requests, by thousands over a run.
+flat = rss_late <= rss_early * 1.10 + 4096 and report["fds"]["end"] <= report["fds"]["early_max"] + 4
 report["passed"] = report["unexpected"] == 0 and flat and report["spool_files_end"] == 0
 os.makedirs(os.path.join(root, ".build"), exist_ok=True)
 json.dump(report, open(os.path.join(root, ".build/soak-report.json"), "w"), indent=1)
