@@ -118,7 +118,7 @@ conformance_problems, conformance_run = check_run("conformance", "`make robustne
 soak_problems, soak = check_soak()
 problems = fuzz_problems + test_problems + conformance_problems + soak_problems
 if problems:
-    print("robustness report: not written, its inputs do not describe the code in the tree:", file=sys.stderr)
+    print("robustness report: not written:", file=sys.stderr)
     for problem in problems:
         print(f"  - {problem}", file=sys.stderr)
     sys.exit(1)
