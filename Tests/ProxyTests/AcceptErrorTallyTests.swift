@@ -50,7 +50,8 @@ import Testing
         _ = tally.failed(errno: ENFILE, now: 300)
         let written = tally.report(now: 1_000)
         let line = try #require(written)
-        #expect(line.hasPrefix("accept() failed 3 times in the last 1.0 s (descriptors 1, memory 1, other 1)"))
+        #expect(
+            line.hasPrefix("accept() failed 3 times in the last 1.0 s (descriptors 1, memory 1, other 1)"))
         #expect(AcceptErrorTally.Reason(errno: ENFILE) == .descriptors)
     }
 }
