@@ -70,6 +70,7 @@ let package = Package(
             dependencies: ["UploadRules", "HTTPCore", "MultipartParsing", "MultipartEncoding"],
             swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",

@@ -1,54 +1,88 @@
 #!/usr/bin/env bash
-# Builds FormGate's libFuzzer targets (Fuzz/, ASan) and runs each for SECONDS (default 30),
-# seeded from Fuzz/Seeds/<target> (the corpus and hostile fixtures, scripts/make-fuzz-seeds.py) and Fuzz/Regressions/<target> (crashes found are written
-# there: commit them, and they are replayed on every run). Prints executions and crashes per target; exits 1 on any crash.
+# Builds FormGate's libFuzzer targets (Fuzz/, ASan) and runs each, seeded from Fuzz/Seeds/<target>
+# (the corpus and hostile fixtures, scripts/make-fuzz-seeds.py) and Fuzz/Regressions/<target>
+# (crashes found are written there: commit them, and they are replayed on every run).
+#
+#   scripts/fuzz.sh [SECONDS]         each target for SECONDS (default 30; what `make test` runs)
+#   FUZZ_RUNS=N scripts/fuzz.sh       each target until N executions (libFuzzer -runs=N, no time
+#                                     limit; `make fuzz` runs 10,000,000)
+#
+# Exits 1 when a target does not build (nothing is fuzzed then: no stale binary runs), has no
+# coverage counters, or crashes. Writes FUZZ_REPORT (default .build/fuzz-report.txt: one row per
+# target with executions, wall seconds, crashes, coverage) and the same as JSON beside it
+# (.json), both naming the commit and code they ran on (scripts/provenance.py).
 set -euo pipefail
 seconds=${1:-30}
+runs=${FUZZ_RUNS:-}
 # A fixed seed (FUZZ_SEED, default 1: what `make test` uses) explores the same inputs in the
 # same order on every run, so a green run here is green in CI; `make fuzz` passes 0 (random).
 seed=${FUZZ_SEED:-1}
 cd "$(dirname "$0")/.."
+report=${FUZZ_REPORT:-.build/fuzz-report.txt}
+mkdir -p .build "$(dirname "$report")"
+rm -f "$report" "${report%.txt}.json"
+# The code the binaries are built from: taken before the build, compared after the runs.
+identity=$(python3 scripts/provenance.py identity)
+commit=$(python3 -c 'import json, sys; i = json.load(sys.stdin); print(i["commit"][:12] + (" (dirty tree)" if i["dirty"] else ""))' <<< "$identity")
 # One -sanitize= list, last on the command line: given as two flags (SwiftPM's --sanitize=fuzzer
 # --sanitize=address), swiftc keeps only the last, so the Swift code got either no coverage or no
 # ASan. (--sanitize=fuzzer stays for SwiftPM's linking of the targets.) The check below fails the
 # run when the binaries carry no coverage counters.
-swift build -c release --package-path Fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address --build-path .build/fuzz 2>&1 | grep -E "error|warning: .*FormGate|Build complete" || true
-# FUZZ_TARGETS runs some targets only; their rows replace theirs in an existing report.
+build_log=.build/fuzz-build.log
+if ! swift build -c release --package-path Fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+    -Xcc -fsanitize=fuzzer-no-link,address --build-path .build/fuzz >"$build_log" 2>&1; then
+    grep -E "error:" "$build_log" | head -40 >&2 || tail -40 "$build_log" >&2
+    echo "fuzz: the fuzz targets did not build (full log: $build_log); nothing was fuzzed" >&2
+    exit 1
+fi
+grep -E "warning: .*FormGate|Build complete" "$build_log" || true
+# FUZZ_TARGETS runs some targets only (the report then has their rows only).
 all_targets=(FuzzMultipart FuzzHeaderValues FuzzHTTPHead FuzzChunked)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
-for target in "${all_targets[@]}"; do
-    size=$(readelf -SW ".build/fuzz/release/$target" | awk '$2 == "__sancov_cntrs" { print $6 }')
+for target in "${targets[@]}"; do
+    binary=".build/fuzz/release/$target"
+    if [ ! -x "$binary" ]; then
+        echo "fuzz: $binary was not built by this run" >&2
+        exit 1
+    fi
+    size=$(readelf -SW "$binary" | awk '$2 == "__sancov_cntrs" { print $6 }')
     counters=$((16#${size:-0}))
     if [ "$counters" -lt 1000 ]; then
         echo "fuzz: $target has ${counters:-no} coverage counters: not instrumented" >&2
         exit 1
     fi
 done
-failed=0
-report=".build/fuzz-report.txt"
-kept=""
-if [ -n "${FUZZ_TARGETS:-}" ] && [ -f "$report" ]; then
-    kept=$(awk -v run=" ${targets[*]} " 'NR > 1 && index(run, " " $1 " ") == 0' "$report")
+if [ -n "$runs" ]; then
+    mode="runs=$runs"
+    echo "fuzz: each target until $runs executions, seed $seed, on $commit"
+else
+    mode="seconds=$seconds"
+    echo "fuzz: each target for $seconds s, seed $seed, on $commit"
 fi
-: > "$report"
-printf '%-18s %14s %8s %8s %9s\n' target executions seconds crashes coverage | tee -a "$report"
-[ -n "$kept" ] && echo "$kept" >> "$report"
+failed=0
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+printf '%-18s %14s %8s %8s %9s\n' target executions seconds crashes coverage
 for target in "${targets[@]}"; do
     # FUZZ_SECONDS_<target> overrides SECONDS for one target (the multipart target is the slowest).
     override="FUZZ_SECONDS_$target"
-    target_seconds=${!override:-$seconds}
+    limit=(-max_total_time="${!override:-$seconds}")
+    [ -n "$runs" ] && limit=(-runs="$runs")
     # The HTTP head harness scans at most 4 KiB: longer inputs only cost time.
     max_len=8192
     [ "$target" = FuzzHTTPHead ] && max_len=4200
     corpus=".build/fuzz-corpus/$target"
     mkdir -p "$corpus"
     log=".build/fuzz-$target.log"
+    started=$(date +%s)
     set +e
-    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" -max_total_time="$target_seconds" \
-        -max_len="$max_len" -seed="$seed" -timeout=30 -report_slow_units=60 -rss_limit_mb=2048 -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
+    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" \
+        "${limit[@]}" -max_len="$max_len" -seed="$seed" -timeout=30 -report_slow_units=60 -rss_limit_mb=2048 \
+        -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e
-    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    elapsed=$(( $(date +%s) - started ))
+    executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
     crashes=0
     if [ $status -ne 0 ]; then
@@ -56,10 +90,34 @@ for target in "${targets[@]}"; do
         failed=1
         tail -30 "$log"
     fi
-    printf '%-18s %14s %8s %8s %9s\n' "$target" "${runs:-0}" "$target_seconds" "$crashes" "${coverage:-0}" | tee -a "$report"
+    printf '%-18s %14s %8s %8s %9s\n' "$target" "${executions:-0}" "$elapsed" "$crashes" "${coverage:-0}" | tee -a "$rows"
 done
-rows=$(awk 'NR > 1' "$report" | wc -l)
-crashed=$(awk 'NR > 1 && $4 > 0' "$report" | wc -l)
-echo "fuzz report: $report"
-echo "fuzz: $(( rows - crashed )) passed, $crashed failed"
+# The report: a header naming the run, the table, and the same as JSON for robustness-report.py.
+python3 - "$report" "$rows" "$mode" "$seed" "$identity" "$(python3 scripts/provenance.py identity)" <<'EOF'
+import datetime, json, sys
+report, rows, mode, seed, identity, after = sys.argv[1:]
+identity, after = json.loads(identity), json.loads(after)
+kind, value = mode.split("=")
+targets = []
+for line in open(rows):
+    name, executions, seconds, crashes, coverage = line.split()
+    targets.append({"target": name, "executions": int(executions), "seconds": int(seconds),
+                    "crashes": int(crashes), "coverage": int(coverage)})
+record = dict(identity, date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              mode={kind: int(value)}, seed=int(seed), targets=targets,
+              changed_during_run=sorted(p for p in set(identity["code"]) | set(after["code"])
+                                        if identity["code"].get(p) != after["code"].get(p)))
+json.dump(record, open(report[:-4] + ".json" if report.endswith(".txt") else report + ".json", "w"), indent=1)
+with open(report, "w") as out:
+    limit = f"until {int(value):,} executions" if kind == "runs" else f"for {value} s"
+    out.write(f"# fuzz.sh {record['date']}, commit {identity['commit']}"
+              f"{' (dirty tree: uncommitted code)' if identity['dirty'] else ''}, each target {limit}, seed {seed}\n")
+    if record["changed_during_run"]:
+        out.write(f"# code changed during the run: {', '.join(record['changed_during_run'])}\n")
+    out.write(f"{'target':<18} {'executions':>14} {'seconds':>8} {'crashes':>8} {'coverage':>9}\n")
+    out.writelines(open(rows))
+EOF
+crashed=$(awk '$4 > 0' "$rows" | wc -l)
+echo "fuzz report: $report (commit $commit)"
+echo "fuzz: $(( ${#targets[@]} - crashed )) passed, $crashed failed"
 exit $failed

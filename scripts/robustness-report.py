@@ -1,31 +1,164 @@
 #!/usr/bin/env python3
-"""Writes docs/robustness.md from what the last runs measured:
+"""Writes docs/robustness.md from runs of the current code, and refuses anything else.
 
-- the hostile corpus manifest (Tests/Fixtures/hostile) and .build/test-figures/*.json, written
-  by the Swift robustness tests (hostile corpus, faults, slowloris, pipelining, aborts);
-- .build/fuzz-report.txt (scripts/fuzz.sh);
-- .build/conformance.json (Tests/Conformance/matrix.py);
-- .build/soak-report.json (scripts/soak.py, `make soak`).
+Inputs (`make robustness` produces them all, see the Makefile):
 
-`make robustness` runs the fuzzers (FUZZ_SECONDS per target), the robustness tests and the
-conformance matrix, then this script; the soak figures are those of the last `make soak`.
+- .build/robustness/fuzz-report.json: one `make fuzz` run (scripts/fuzz.sh) of every target,
+  each until at least ROBUSTNESS_MIN_FUZZ_RUNS executions (default 10,000,000);
+- .build/robustness/tests/: the robustness suites (FaultTests, ProtocolTests,
+  HostileCorpusTests, DescriptorLimitTests) run by `scripts/provenance.py run tests`, with the
+  figures they wrote to .build/test-figures;
+- .build/robustness/conformance/: Tests/Conformance/matrix.py, the same way;
+- .build/soak-report.json: `make soak`, at least ROBUSTNESS_MIN_SOAK_SECONDS long (default
+  1800: the 30-minute soak);
+- Tests/Fixtures/hostile/manifest.json, read from the tree (it is part of the code).
+
+Each input records the code it ran on (scripts/provenance.py: the git object hashes of
+Package.swift, Package.resolved, Sources, Fuzz, Tests, and the fuzz, soak and provenance
+scripts, uncommitted changes included). The report is written only when every input ran on
+exactly the code in the tree now, passed, and is complete; otherwise it names what is stale,
+failed or missing and exits 1 without touching docs/robustness.md. A commit that changes only
+docs, README, conf/, docker/, the Makefile or this script (it only renders) keeps the inputs
+valid; one that changes any code path needs new runs. Inputs from
+a tree whose code differs from HEAD's (dirty) are refused too, since the report would name a
+commit that is not what ran, unless ROBUSTNESS_ALLOW_DIRTY=1 (for trying the pipeline; the
+report then says so).
+
+    robustness-report.py              # check every input, write docs/robustness.md
+    robustness-report.py --check soak # exit 0 when a valid soak of this code exists (make robustness)
 """
-import collections, datetime, glob, json, os, sys
+import collections, datetime, json, os, sys
 
-root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402
+
+root = provenance.root
+runs = provenance.RUNS
+TARGETS = ["FuzzMultipart", "FuzzHeaderValues", "FuzzHTTPHead", "FuzzChunked"]
+MIN_FUZZ_RUNS = int(os.environ.get("ROBUSTNESS_MIN_FUZZ_RUNS", "10000000"))
+MIN_SOAK_SECONDS = int(os.environ.get("ROBUSTNESS_MIN_SOAK_SECONDS", "1800"))
+ALLOW_DIRTY = os.environ.get("ROBUSTNESS_ALLOW_DIRTY") == "1"
+now = provenance.identity()
+
+
+def read_json(path):
+    full = os.path.join(root, path)
+    return json.load(open(full)) if os.path.exists(full) else None
+
+
+def problems_of(name, record, remedy):
+    """Why `record` (an input carrying an identity) cannot be rendered; [] when it can."""
+    if record is None:
+        return [f"{name}: missing (run {remedy})"]
+    out = []
+    changed = provenance.differences(record, now)
+    if changed:
+        out.append(f"{name}: ran on other code ({', '.join(changed)} differ: commit {record['commit'][:12]}"
+                   f"{', dirty' if record['dirty'] else ''}; now {now['commit'][:12]}"
+                   f"{' with uncommitted changes' if now['dirty'] else ''}); run {remedy}")
+    elif record["dirty"] and not ALLOW_DIRTY:
+        out.append(f"{name}: ran on uncommitted code (commit it, then run {remedy}; "
+                   "ROBUSTNESS_ALLOW_DIRTY=1 to render anyway)")
+    if record.get("changed_during_run"):
+        out.append(f"{name}: the code changed during the run ({', '.join(record['changed_during_run'])}); run {remedy}")
+    return out
+
+
+def check_fuzz():
+    record = read_json(".build/robustness/fuzz-report.json")
+    out = problems_of("fuzz", record, "`make fuzz`")
+    if record is None:
+        return out, None
+    targets = {row["target"]: row for row in record["targets"]}
+    if sorted(targets) != sorted(TARGETS):
+        out.append(f"fuzz: the run has {', '.join(sorted(targets))}, not every target (run `make fuzz`)")
+    for row in targets.values():
+        if row["executions"] < MIN_FUZZ_RUNS:
+            out.append(f"fuzz: {row['target']} ran {row['executions']:,} executions, fewer than "
+                       f"{MIN_FUZZ_RUNS:,} (run `make fuzz`)")
+        if row["crashes"]:
+            out.append(f"fuzz: {row['target']} crashed (the input is in Fuzz/Regressions/{row['target']}/)")
+    return out, record
+
+
+def check_run(name, remedy):
+    record = read_json(f".build/robustness/{name}/provenance.json")
+    out = problems_of(name, record, remedy)
+    if record is not None and record["status"] != 0:
+        out.append(f"{name}: `{' '.join(record['command'])}` exited {record['status']} (fix it, then run {remedy})")
+    return out, record
+
+
+def check_soak():
+    record = read_json(".build/soak-report.json")
+    out = problems_of("soak", record, "`make soak`")
+    if record is not None:
+        if record["seconds"] < MIN_SOAK_SECONDS:
+            out.append(f"soak: {record['seconds']} s long, shorter than {MIN_SOAK_SECONDS} s (run `make soak`)")
+        if not record.get("passed"):
+            out.append(f"soak: failed ({record['unexpected']} unexpected statuses, or RSS, descriptors or spool "
+                       "files grew; see .build/soak-report.json)")
+    return out, record
+
+
+if sys.argv[1:] == ["--check", "soak"]:
+    problems, _ = check_soak()
+    print("\n".join(problems) if problems else "soak: a valid soak of this code exists, not run again")
+    sys.exit(1 if problems else 0)
+if sys.argv[1:]:
+    sys.exit(__doc__)
+
+if now["dirty"] and not ALLOW_DIRTY:
+    sys.exit("robustness report: the code in the tree differs from HEAD; commit it first "
+             "(ROBUSTNESS_ALLOW_DIRTY=1 to render anyway)")
+problems = []
+fuzz_problems, fuzz = check_fuzz()
+test_problems, tests = check_run("tests", "`make robustness`")
+conformance_problems, conformance_run = check_run("conformance", "`make robustness`")
+soak_problems, soak = check_soak()
+problems = fuzz_problems + test_problems + conformance_problems + soak_problems
+if problems:
+    print("robustness report: not written:", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    sys.exit(1)
+
+figures_directory = os.path.join(runs, "tests/test-figures")
+figures = {name[:-5]: json.load(open(os.path.join(figures_directory, name)))
+           for name in (os.listdir(figures_directory) if os.path.isdir(figures_directory) else [])
+           if name.endswith(".json")}
+conformance = read_json(".build/robustness/conformance/conformance.json")
 missing = []
 
-
-def load(path):
-    full = os.path.join(root, path)
-    if not os.path.exists(full):
-        missing.append(path)
-        return None
-    return json.load(open(full))
+code = ", ".join(f"{path} `{digest[:12]}`" for path, digest in sorted(now["code"].items()))
 
 
-figures = {os.path.basename(path)[:-5]: json.load(open(path))
-           for path in glob.glob(os.path.join(root, ".build/test-figures/*.json"))}
+def command(words):
+    """A command for a table cell (GitHub tables split cells at every `|`, even in code)."""
+    return "`" + " ".join(words).replace("|", "\\|") + "`"
+
+
+def duration(seconds):
+    minutes = seconds // 60
+    return f"{minutes} minute{'' if minutes == 1 else 's'} ({seconds} s)" if minutes else f"{seconds} s"
+
+
+lowered = [f"{what} {value:,} (standard: {standard:,})" for what, value, standard in
+           [("executions per fuzz target", MIN_FUZZ_RUNS, 10_000_000), ("soak seconds", MIN_SOAK_SECONDS, 1800)]
+           if value < standard]
+lines = ["# Robustness", "",
+         f"Regenerated by `make robustness` (`scripts/robustness-report.py`) on "
+         f"{datetime.date.today().isoformat()} from runs of commit `{now['commit'][:12]}`"
+         f"{' **with uncommitted code changes** (ROBUSTNESS_ALLOW_DIRTY)' if now['dirty'] else ''}. "
+         f"Every input below ran on exactly this code ({code}: git object hashes, `scripts/provenance.py`); "
+         "the script refuses inputs from other code, failed runs and short ones."
+         + (f" **Short runs: minimums lowered to {'; '.join(lowered)}.**" if lowered else ""), "",
+         "| input | ran | command |", "|---|---|---|",
+         f"| fuzzing | {fuzz['date']} | `make fuzz` |",
+         f"| robustness suites | {tests['started']} – {tests['finished']} | {command(tests['command'])} |",
+         f"| conformance matrix | {conformance_run['started']} – {conformance_run['finished']} | "
+         f"{command(conformance_run['command'])} |",
+         f"| soak | {soak.get('finished', soak['date'])} | `make soak`, {duration(soak['seconds'])} |", ""]
 
 manifest = json.load(open(os.path.join(root, "Tests/Fixtures/hostile/manifest.json")))["cases"]
 families = collections.OrderedDict()
@@ -35,15 +168,12 @@ for case in manifest:
     entry[f'status {case["status"]}'] += 1
     entry[f'upstream {case["upstream"]}'] += 1
 
-lines = ["# Robustness", "",
-         f"Regenerated by `make robustness` (`scripts/robustness-report.py`) on {datetime.date.today().isoformat()}, "
-         "from the figures the last runs measured.", "",
-         "## Hostile corpus", "",
-         "`Tests/Fixtures/hostile/` (made by `scripts/make-hostile-corpus.py`), run through the binary by "
-         "`HostileCorpusTests` in every `make test`. *nothing*: the upstream receives no byte; "
-         "*incomplete*: refused after the first read, the upstream never receives a complete request; "
-         "*sanitized*: the upstream receives exactly the canonical form listed in the manifest.", "",
-         "| family | cases | statuses | upstream outcome |", "|---|---:|---|---|"]
+lines += ["## Hostile corpus", "",
+          "`Tests/Fixtures/hostile/` (made by `scripts/make-hostile-corpus.py`), run through the binary by "
+          "`HostileCorpusTests` in every `make test`. *nothing*: the upstream receives no byte; "
+          "*incomplete*: refused after the first read, the upstream never receives a complete request; "
+          "*sanitized*: the upstream receives exactly the canonical form listed in the manifest.", "",
+          "| family | cases | statuses | upstream outcome |", "|---|---:|---|---|"]
 total = 0
 for family, counts in families.items():
     total += counts["cases"]
@@ -52,35 +182,37 @@ for family, counts in families.items():
     lines.append(f"| {family} | {counts['cases']} | {statuses} | {upstream} |")
 hostile = figures.get("hostile-corpus")
 ambiguous = f"{hostile['ambiguous_forwards']} ambiguous forwards (measured)" if hostile else "not run"
+if hostile is None:
+    missing.append("hostile-corpus")
 lines += [f"| **total** | **{total}** | | {ambiguous} |", ""]
-lines += ["Connection abuse is covered by the tests below (slowloris, pipelining floods, the connection cap).", ""]
+lines += ["Connection abuse is covered by the tests below (slowloris, pipelining floods, the connection cap, "
+          "descriptor exhaustion).", ""]
 
+limit = fuzz["mode"]
+how = (f"each target until {limit['runs']:,} executions (libFuzzer `-runs`)" if "runs" in limit
+       else f"each target for {limit['seconds']} s")
 lines += ["## Fuzzing", "",
-          "libFuzzer with ASan and coverage (`scripts/fuzz.sh`; `make fuzz` explores with random seeds, "
-          "`make test` runs 30 s per target with a fixed seed). *coverage*: the edges libFuzzer reached.", ""]
-report = os.path.join(root, ".build/fuzz-report.txt")
-if os.path.exists(report):
-    rows = [line.split() for line in open(report) if line.strip()]
-    lines += ["| target | executions | seconds | crashes | coverage |", "|---|---:|---:|---:|---:|"]
-    for row in rows[1:]:
-        coverage = row[4] if len(row) > 4 else "?"
-        lines.append(f"| {row[0]} | {int(row[1]):,} | {row[2]} | {row[3]} | {coverage} |")
-else:
-    missing.append(".build/fuzz-report.txt")
-    lines.append("No fuzz report: run `make robustness`.")
+          f"One `make fuzz` run ({fuzz['date']}): libFuzzer with ASan and coverage (`scripts/fuzz.sh`), {how}, "
+          f"seed {fuzz['seed']} (0: random). `make test` runs 30 s per target with a fixed seed. *seconds*: wall "
+          "time; *coverage*: the edges libFuzzer reached.", "",
+          "| target | executions | seconds | crashes | coverage |", "|---|---:|---:|---:|---:|"]
+for row in fuzz["targets"]:
+    lines.append(f"| {row['target']} | {row['executions']:,} | {row['seconds']} | {row['crashes']} | "
+                 f"{row['coverage']} |")
 lines += ["", "Inputs that ever failed are kept in `Fuzz/Regressions/<target>/` and replayed by every run.", ""]
 
 
 def figure(name, text):
     data = figures.get(name)
     if data is None:
-        missing.append(f".build/test-figures/{name}.json")
+        missing.append(name)
         return f"{text(None)} (not run)"
     return text(data)
 
 
 lines += ["## Faults", "",
-          "Asserted by `FaultTests` and `ProtocolTests` in every `make test`; the figures are those of the last run.", "",
+          "Asserted by `FaultTests`, `ProtocolTests` and `DescriptorLimitTests` (also in every `make test`); the "
+          "figures are those of the run above.", "",
           "- Upstream down: 502 within the connect timeout; silent: 504; resetting mid-body: 502 and close; answering "
           "before the body is done: relayed, then a lingering close so the client reads it.",
           "- Upstream half-closing, sending garbage, an oversized (80 KiB) or truncated head, a bad status code or two "
@@ -102,46 +234,46 @@ lines += ["## Faults", "",
           "- " + figure("pipelining-flood", lambda d: "Pipelining flood on one connection: "
                         + (f"{d['in_order']:,} of {d['requests']:,} requests answered in order, peak RSS "
                            f"{d['peak_rss_kib']:,} KiB" if d else "")) + ".",
+          "- " + figure("descriptor-exhaustion", lambda d: "Out of descriptors (`prlimit --nofile=256:256`, the "
+                        "connection cap clamped to 64 and logged, then the running limit lowered below it): "
+                        + (f"{d['idle_clients']} idle clients against a limit of {d['descriptor_limit']}; "
+                           f"{d['cpu_seconds']} CPU seconds over {d['window_seconds']} s, {d['stderr_lines']} stderr "
+                           f"lines, {d['accept_errors']} failed accepts counted in "
+                           "`formgate_accept_errors_total{reason=\"descriptors\"}`, an upload served byte-exact once "
+                           "they left" if d else "")) + ".",
           "- Half-closing clients get their answer; a FIN before the body is whole is a 499 and the upstream never "
           "sees a closing delimiter. A slow (1 MiB/s) upstream: bounded RSS. Connection cap: clients past it wait, "
           "established ones are served. SIGTERM during a 256 MiB upload: it completes, exit 0.", ""]
 
-lines += ["## Conformance matrix", ""]
-conformance = load(".build/conformance.json")
-if conformance:
-    cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
-    passed = sum(1 for c in conformance["cells"] if c["ok"])
-    lines += [f"`Tests/Conformance/matrix.py` (in `make test`), run {conformance['date']}: {passed} of "
-              f"{len(cells)} cells pass. Every route renames `upload` to `file`, drops `token`, injects `via`, sniffs "
-              "types (override) and renames files `{field}-{basename}{ext}`; each cell checks the server saw exactly "
-              "the expected fields and byte-exact files (sha256) with the sniffed types and new names.", "",
-              "| client \\ server | " + " | ".join(conformance["servers"]) + " |",
-              "|---|" + "---|" * len(conformance["servers"])]
-    for client in conformance["clients"]:
-        lines.append(f"| {client} | " + " | ".join(
-            "ok" if cells[(client, server)]["ok"] else "**fail**" for server in conformance["servers"]) + " |")
-else:
-    lines.append("Not run: `make conformance`.")
+cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
+passed = sum(1 for c in conformance["cells"] if c["ok"])
+lines += ["## Conformance matrix", "",
+          f"`Tests/Conformance/matrix.py` (also in `make test`): {passed} of {len(cells)} cells pass. Every route "
+          "renames `upload` to `file`, drops `token`, injects `via`, sniffs types (override) and renames files "
+          "`{field}-{basename}{ext}`; each cell checks the server saw exactly the expected fields and byte-exact "
+          "files (sha256) with the sniffed types and new names.", "",
+          "| client \\ server | " + " | ".join(conformance["servers"]) + " |",
+          "|---|" + "---|" * len(conformance["servers"])]
+for client in conformance["clients"]:
+    lines.append(f"| {client} | " + " | ".join(
+        "ok" if cells[(client, server)]["ok"] else "**fail**" for server in conformance["servers"]) + " |")
 lines.append("")
 
-lines += ["## Soak", ""]
-soak = load(".build/soak-report.json")
-if soak:
-    kinds = ", ".join(f"{kind} {entry['requests']:,}" for kind, entry in soak["by_kind"].items())
-    lines += [f"`make soak` (`scripts/soak.py`), run {soak['date']}: {soak['seconds'] // 60} minutes, "
-              f"{soak['threads']} client threads in a second process on loopback, release build, 2 workers.", "",
-              f"- Requests: {soak['requests']:,} ({kinds}).",
-              f"- Unexpected statuses: {soak['unexpected']}.",
-              f"- RSS: {soak['rss_kib']['start']:,} KiB at start, peak {soak['rss_kib']['early_max']:,} KiB in the "
-              f"first tenth after warm-up, {soak['rss_kib']['late_max']:,} KiB in the last tenth "
-              f"(max {soak['rss_kib']['max']:,} KiB).",
-              f"- Descriptors: {soak['fds']['start']} at start, at most {soak['fds']['early_max']} early, "
-              f"{soak['fds']['end']} at the end; spool files at the end: {soak['spool_files_end']}.", ""]
-else:
-    lines.append("Not run: `make soak`.")
-    lines.append("")
+kinds = ", ".join(f"{kind} {entry['requests']:,}" for kind, entry in soak["by_kind"].items())
+lines += ["## Soak", "",
+          f"`make soak` (`scripts/soak.py`): {duration(soak['seconds'])}, "
+          f"{soak['threads']} client threads in a second process on loopback, release build, 2 workers.", "",
+          f"- Requests: {soak['requests']:,} ({kinds}).",
+          f"- Unexpected statuses: {soak['unexpected']}.",
+          f"- RSS: {soak['rss_kib']['start']:,} KiB at start, peak {soak['rss_kib']['early_max']:,} KiB in the "
+          f"first tenth after warm-up, {soak['rss_kib']['late_max']:,} KiB in the last tenth "
+          f"(max {soak['rss_kib']['max']:,} KiB).",
+          f"- Descriptors: {soak['fds']['start']} at start, at most {soak['fds']['early_max']} early, "
+          f"{soak['fds']['end']} at the end; spool files at the end: {soak['spool_files_end']}.", ""]
 
-open(os.path.join(root, "docs/robustness.md"), "w").write("\n".join(lines))
-print("wrote docs/robustness.md")
 if missing:
-    print("robustness report: missing " + ", ".join(sorted(set(missing))), file=sys.stderr)
+    print("robustness report: not written, the robustness suites wrote no figures for "
+          + ", ".join(missing) + " (did every suite run?)", file=sys.stderr)
+    sys.exit(1)
+open(os.path.join(root, "docs/robustness.md"), "w").write("\n".join(lines))
+print(f"wrote docs/robustness.md from runs of {now['commit'][:12]}{' (dirty tree)' if now['dirty'] else ''}")

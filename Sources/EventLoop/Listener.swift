@@ -8,18 +8,39 @@ import CLibevent
 ///
 /// With `reusePort`, several loops can each listen on the same address (SO_REUSEPORT) and
 /// the kernel spreads connections across them.
+///
+/// When `accept()` fails for a reason other than a retriable one (out of descriptors:
+/// EMFILE, ENFILE; out of memory: ENOBUFS, ENOMEM), the listener stops accepting for
+/// `errorPauseMilliseconds` and then resumes by itself, as nginx does: the connection stays
+/// in the kernel's backlog, and the loop does not spin on a readable listener it cannot
+/// serve. libevent then calls the error callback instead of logging each failure.
 public final class Listener {
+    /// How long accepting stops after `accept()` failed (nginx's `accept_mutex_delay`).
+    public static let errorPauseMilliseconds: Int64 = 500
+
     private var listener: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
+    private let onAcceptError: (Int32) -> Void
+    /// Whether the owner wants connections (`enable()`, `disable()`).
+    private var wanted = true
+    /// Whether a pause after a failed `accept()` is running.
+    private var pausedAfterError = false
+    /// Whether the libevent listener is enabled now.
+    private var accepting = true
+    private var resumeTimer: Timer?
 
     /// Binds and listens on `address`.
+    ///
+    /// `onAcceptError` receives the `errno` of each failed `accept()` (after the pause began).
     ///
     /// - Throws: `EventLoopError` when the address is malformed or cannot be bound.
     public init(
         base: EventBase, address: SocketAddress, reusePort: Bool, backlog: Int32 = 1024,
+        onAcceptError: @escaping (Int32) -> Void = { _ in },
         onAccept: @escaping (Int32, SocketAddress) -> Void
     ) throws(EventLoopError) {
         self.onAccept = onAccept
+        self.onAcceptError = onAcceptError
         var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
         if reusePort { flags |= LEV_OPT_REUSEABLE_PORT }
         let created = address.withSockAddr { pointer, length in
@@ -32,6 +53,11 @@ public final class Listener {
             throw EventLoopError("cannot listen on \(address): \(String(cString: fg_socket_error_string()))")
         }
         listener = created
+        evconnlistener_set_error_cb(created, listenerErrorTrampoline)
+        resumeTimer = Timer(base: base) { [unowned self] in
+            self.pausedAfterError = false
+            self.apply()
+        }
     }
 
     deinit {
@@ -65,16 +91,34 @@ public final class Listener {
 
     /// Stops accepting (the socket stays bound).
     public func disable() {
-        if let listener { evconnlistener_disable(listener) }
+        wanted = false
+        apply()
     }
 
-    /// Resumes accepting.
+    /// Resumes accepting (once a pause after a failed `accept()` is over).
     public func enable() {
-        if let listener { evconnlistener_enable(listener) }
+        wanted = true
+        apply()
+    }
+
+    /// Enables or disables the libevent listener when the wanted state changed.
+    private func apply() {
+        guard let listener else { return }
+        let next = wanted && !pausedAfterError
+        guard next != accepting else { return }
+        accepting = next
+        _ = next ? evconnlistener_enable(listener) : evconnlistener_disable(listener)
     }
 
     fileprivate func accept(_ fd: Int32, _ address: SocketAddress) {
         onAccept(fd, address)
+    }
+
+    fileprivate func acceptFailed(_ error: Int32) {
+        pausedAfterError = true
+        apply()
+        resumeTimer?.schedule(milliseconds: Self.errorPauseMilliseconds)
+        onAcceptError(error)
     }
 }
 
@@ -84,4 +128,11 @@ private func listenerTrampoline(
 ) {
     let peer = address.map { SocketAddress(pointer: $0, length: socklen_t(length)) } ?? SocketAddress.unknown
     Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue().accept(fd, peer)
+}
+
+/// libevent calls this right after `accept()` failed with a non-retriable error (it retries
+/// EINTR, EAGAIN and ECONNABORTED itself), with `errno` still that failure's.
+private func listenerErrorTrampoline(_ listener: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    let error = errno
+    Unmanaged<Listener>.fromOpaque(context!).takeUnretainedValue().acceptFailed(error)
 }

@@ -27,6 +27,9 @@ final class Metrics: Sendable {
         var limitRejections: [String: Int] = [:]
         var anomalies: [String: Int] = [:]
         var upstreamErrors: [String: Int] = [:]
+        /// Failed `accept()` calls by reason (`AcceptErrorTally.Reason`), zero until one fails.
+        var acceptErrors = Dictionary(
+            uniqueKeysWithValues: AcceptErrorTally.Reason.allCases.map { ($0.rawValue, 0) })
         var requestDuration = Histogram()
         var upstreamDuration = Histogram()
         var activeConnections = 0
@@ -78,6 +81,11 @@ final class Metrics: Sendable {
                 "flag"
             ),
             ("formgate_upstream_errors_total", "Upstream failures by kind.", snapshot.upstreamErrors, "kind"),
+            (
+                "formgate_accept_errors_total",
+                "Failed accept() calls by reason (descriptors, memory, other).",
+                snapshot.acceptErrors, "reason"
+            ),
         ] {
             family(name, "counter", help)
             for (key, count) in values.sorted(by: { $0.key < $1.key }) {

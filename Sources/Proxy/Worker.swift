@@ -38,6 +38,10 @@ final class Worker {
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private var random = SecureRandom()
     private let maxConnections: Int
+    private var acceptErrors = AcceptErrorTally(pause: Listener.errorPauseMilliseconds)
+    /// Writes the accept failures counted since the last line, once its interval is over.
+    private var acceptErrorReport: Timer?
+    private var acceptErrorReportArmed = false
 
     init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)
         throws(EventLoopError)
@@ -48,10 +52,12 @@ final class Worker {
         self.metrics = metrics
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
         maxConnections = max(1, config.limits.connections / workers)
-        listener = try Listener(base: base, address: address, reusePort: true) {
-            [unowned self] fd, peer in self.accept(fd, peer)
-        }
+        listener = try Listener(
+            base: base, address: address, reusePort: true,
+            onAcceptError: { [unowned self] error in self.acceptFailed(errno: error) },
+            onAccept: { [unowned self] fd, peer in self.accept(fd, peer) })
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
+        acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
     }
 
     /// Queues a command for the loop thread (callable from any thread).
@@ -93,6 +99,29 @@ final class Worker {
         clients[ObjectIdentifier(client)] = client
         metrics.update { $0.activeConnections += 1 }
         if clients.count >= maxConnections { listener?.disable() }
+    }
+
+    /// `accept()` failed (the listener already paused): counted, and logged at most once per
+    /// interval.
+    private func acceptFailed(errno error: Int32) {
+        let reason = AcceptErrorTally.Reason(errno: error)
+        metrics.update { $0.acceptErrors[reason.rawValue, default: 0] += 1 }
+        let now = base.nowMilliseconds
+        if let line = acceptErrors.failed(errno: error, now: now) {
+            logAcceptErrors(line)
+        } else if !acceptErrorReportArmed, let due = acceptErrors.reportDue {
+            acceptErrorReportArmed = true
+            acceptErrorReport?.schedule(milliseconds: max(1, due - now))
+        }
+    }
+
+    private func reportAcceptErrors() {
+        acceptErrorReportArmed = false
+        if let line = acceptErrors.report(now: base.nowMilliseconds) { logAcceptErrors(line) }
+    }
+
+    private func logAcceptErrors(_ line: String) {
+        ErrorLog.shared.write(.warn, line + " (\(clients.count) client connections open in this worker)")
     }
 
     func closed(_ client: ClientConnection) {

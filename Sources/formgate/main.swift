@@ -96,6 +96,42 @@ func runDemoUpstream(_ arguments: [String]) -> Never {
     }
 }
 
+/// Raises the soft RLIMIT_NOFILE to the hard limit (as Go's runtime does; nginx has
+/// `worker_rlimit_nofile`); returns the soft limit before and after (-1: unknown).
+func raiseDescriptorLimit() -> (before: Int, now: Int) {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return (-1, -1) }
+    let before = Int(clamping: limit.rlim_cur)
+    if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+    }
+    return (before, Int(clamping: limit.rlim_cur))
+}
+
+/// Clamps `limits.connections` to what the descriptor limit holds and says so once.
+func fitConnections(_ config: inout ServerConfig) {
+    let descriptors = raiseDescriptorLimit()
+    guard descriptors.now > 0 else { return }
+    let configured = config.limits.connections
+    let cap = config.connectionCap(descriptorLimit: descriptors.now)
+    config.limits.connections = cap
+    let raised = descriptors.now > descriptors.before ? ", raised from \(descriptors.before)" : ""
+    if cap < configured {
+        ErrorLog.shared.write(
+            .warn,
+            "limits.connections: \(configured) clamped to \(cap) client connections, what RLIMIT_NOFILE "
+                + "\(descriptors.now)\(raised) allows (\(ServerConfig.descriptorsPerConnection) descriptors per "
+                + "connection, \(config.reservedDescriptors) reserved); raise the limit (ulimit -n, LimitNOFILE=, "
+                + "docker --ulimit nofile=) to serve more")
+    } else {
+        ErrorLog.shared.write(
+            .info, "limits.connections: \(cap) client connections (RLIMIT_NOFILE \(descriptors.now)\(raised))"
+        )
+    }
+}
+
 func runProxy(_ arguments: [String]) -> Never {
     let given = options(arguments, command: "run", values: ["--config", "--listen", "--upstream"])
     let configPath = given["--config"] ?? "conf/formgate.yaml"
@@ -109,6 +145,7 @@ func runProxy(_ arguments: [String]) -> Never {
         }
         config.upstream = url
     }
+    fitConnections(&config)
     signal(SIGPIPE, SIG_IGN)
     var signals = sigset_t()
     sigemptyset(&signals)
