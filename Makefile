@@ -7,7 +7,7 @@ TEST_PACKAGES := libevent-dev libssl-dev libyaml-dev zlib1g-dev libmagic-dev pkg
 	golang-go chromium fonts-liberation nodejs
 # Python packages the conformance matrix's client and server need (from PyPI when missing).
 PYTHON_PACKAGES := requests werkzeug
-BENCH_PACKAGES := nginx wrk gnuplot-nox
+BENCH_PACKAGES := nginx golang-go gnuplot-nox
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
@@ -62,12 +62,12 @@ robustness: fuzz release
 	python3 Tests/Conformance/matrix.py
 	python3 scripts/robustness-report.py
 
-# The in-process parser benchmark, then the side-by-side proxy benchmark (direct, nginx,
-# FormGate): docs/benchmarks.md and docs/benchmarks.png.
+# The in-process parser benchmark and the side-by-side proxy benchmark (direct, nginx, a Go
+# rewriter, FormGate's routes; a Go load generator and a verifying Go sink that bench.py builds
+# into .build/bench/): docs/benchmarks.md, docs/benchmarks.png and the README's bench block.
 bench: deps release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	swift build -c release $(SWIFT_FLAGS) --product multipart-bench
-	.build/release/multipart-bench
 	python3 scripts/bench.py
 
 run: deps
