@@ -71,7 +71,7 @@ def build_tools():
     env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GO111MODULE="on",
                GOCACHE=os.path.join(tools, "gocache"), GOPATH=os.path.join(tools, "gopath"))
     source = os.path.join(root, "scripts/bench")
-    subprocess.run(["go", "test", "-count=1", "./payload"], cwd=source, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["go", "test", "-count=1", "./..."], cwd=source, env=env, check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["go", "build", "-o", tools + "/", "./load", "./sink", "./rewriter"], cwd=source, env=env, check=True)
 
 
@@ -320,7 +320,7 @@ def main():
     cases = [key for key in ALL_CASES if key in wanted]
     results = {key: {candidate: [] for candidate in candidates} for key in cases}
     verified = [0, 0]
-    began = time.time()
+    began, load_before = time.time(), loadavg()
     for round_index in range(repeats):
         order = candidates if round_index % 2 == 0 else list(reversed(candidates))
         for key in cases:
@@ -343,15 +343,15 @@ def main():
         memory = (heavy, derived(sample, False))
         print(f"bench: 8 × {rss_gib} GiB through {heavy}: {memory[1]['value']:,.0f} MB/s, "
               f"peak RSS {memory[1]['rss']:.1f} MiB", flush=True)
-    elapsed = time.time() - began
-    tables = summary(results, cases, table)
+    timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
+    tables = headline(results, cases, table) + summary(results, cases, table)
     print(f"\nbench: the sink verified all {verified[0]:,} requests ({verified[1] / (1 << 30):,.1f} GiB of file "
           f"content, byte for byte): 0 mismatches, 0 unverified.\n")
     print("\n".join(tables))
     if partial:
         print("\nbench: a partial run (BENCH_CASES, BENCH_CANDIDATES or BENCH_CORRUPT): docs left alone.")
         return
-    write_docs(results, cases, table, tables, parser_table, memory, verified, elapsed)
+    write_docs(results, cases, table, tables, parser_table, memory, verified, timing)
 
 
 def shown(figures, small):
@@ -365,6 +365,22 @@ def shown(figures, small):
 
 def cell(value, places, suffix=""):
     return "—" if value is None else f"{value:,.{places}f}{suffix}"
+
+
+def loadavg():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def headline(results, cases, table):
+    """Each candidate's median throughput (MB/s or req/s) as a ratio to nginx's, one column per case."""
+    if "nginx" not in candidates:
+        return []
+    lines = ["**Throughput × nginx** (medians, same run)", "",
+             "| candidate | " + " | ".join(table[key][0] for key in cases) + " |", "|---|" + "---:|" * len(cases)]
+    for candidate in candidates:
+        ratios = [median_of(results[key][candidate], "value") / median_of(results[key]["nginx"], "value") for key in cases]
+        lines.append(f"| {LABELS[candidate]} | " + " | ".join(f"{ratio:.2f}×" for ratio in ratios) + " |")
+    return lines + [""]
 
 
 def summary(results, cases, table):
@@ -411,7 +427,7 @@ def facts():
                 formgate=version([binary, "version"]))
 
 
-def write_docs(results, cases, table, tables, parser_table, memory, verified, elapsed):
+def write_docs(results, cases, table, tables, parser_table, memory, verified, timing):
     f = facts()
     today = time.strftime("%Y-%m-%d")
     header = [f"`make bench` (`scripts/bench.py`) on {today}, commit `{f['commit']}`, {f['formgate']} (release build), "
@@ -421,6 +437,8 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, el
               "and to direct in the same run. CPU is utime + stime from `/proc` around each measurement: per GiB "
               "of file content for large uploads, per request for small ones; peak RSS is the proxy's VmHWM.",
               "",
+              f"Whole run {timing['elapsed']:.0f} s; load average (1 min) {timing['load_before']} before, "
+              f"{timing['load_after']} after: other work on the machine moves every figure, the ratios less.", "",
               f"The sink verified all {verified[0]:,} requests of this run ({verified[1] / (1 << 30):,.1f} GiB of "
               "file content, compared byte for byte with what the generator sent): 0 mismatches, 0 unverified.",
               ""]
@@ -430,25 +448,29 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, el
                        f"{memory[1]['value']:,.0f} MB/s, peak RSS {memory[1]['rss']:.1f} MiB.", ""]
     parser = []
     if parser_table:
-        parser = ["### The parser in process", "",
+        parser = ["The parser in process", "",
                   "`multipart-bench --markdown` (Sources/MultipartBench): parse + re-encode under a new boundary, "
                   "fed in 64 KiB reads, into a sink that copies every byte, against a plain `memmem` scan of the "
                   "same bytes for the same delimiter, in the same run (medians of 7).", "", parser_table, ""]
-    rounds = ["## Every round", "", "| case | candidate | " + " | ".join(f"round {i + 1}" for i in range(repeats)) + " |",
-              "|---|---|" + "---:|" * repeats]
+    rounds = ["## Every round", "", "Spread: (highest − lowest) / median.", "",
+              "| case | candidate | " + " | ".join(f"round {i + 1}" for i in range(repeats)) + " | spread |",
+              "|---|---|" + "---:|" * (repeats + 1)]
     for key in cases:
         for candidate in results[key]:
             unit = "{:,.0f} req/s" if key == "small" else "{:,.0f} MB/s"
+            values = [sample["value"] for sample in results[key][candidate]]
+            spread = (max(values) - min(values)) / statistics.median(values)
             rounds.append(f"| {table[key][0]} | {LABELS[candidate]} | " +
-                          " | ".join(unit.format(s["value"]) for s in results[key][candidate]) + " |")
+                          " | ".join(unit.format(value) for value in values) + f" | {spread:.0%} |")
     configs = ["## What ran", "",
                "Generator: `scripts/bench/load` (raw HTTP/1.1 over TCP, one upload per connection for the large cases, "
                "keep-alive back to back for the small one). Sink: `scripts/bench/sink` (net/http + mime/multipart; "
                "one process, Go's scheduler on every core). Both are Go, standard library only, and share no code "
                "with FormGate. Each file's content comes from a seed (64 KiB pages stamped with the seed and their "
                "index, the rest from one random block), so the sink compares every byte it receives with what was "
-               "sent at memory speed. It answers 422 and counts a mismatch when anything differs: for direct, nginx "
-               "and the pass-through route the whole body byte for byte; for the rewriting candidates the "
+               "sent at memory speed. It parses every body with `mime/multipart`, as an upload server would, and "
+               "answers 422 and counts a mismatch when anything differs: for direct, nginx and the pass-through "
+               "route the client's boundary and the whole body byte for byte; for the rewriting candidates the "
                "multipart structure (boundary changed, exactly the expected fields with their values, one file part "
                "with its name, file name and type, every file byte and the size), for the digests route also the "
                "`file.sha256` field against the SHA-256 the generator computed before sending.", "",
@@ -464,18 +486,24 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, el
     plot = plot_png(results, cases, table)
     body = (["# Benchmarks", "", "Generated by `scripts/bench.py` (`make bench`); do not edit by hand.", ""] + header +
             ["## The proxy, side by side", ""] + tables + memory_line +
-            ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + parser + rounds + [""] + configs +
-            [f"Whole run: {elapsed:.0f} s.", ""])
+            ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + heading("##", parser) + rounds +
+            [""] + configs +
+            [""])
     open(os.path.join(root, "docs/benchmarks.md"), "w").write("\n".join(body))
     readme_path = os.path.join(root, "README.md")
     readme = open(readme_path).read()
     begin, end = "<!-- bench:start -->", "<!-- bench:end -->"
     if begin in readme and end in readme:
         block = header + tables + memory_line + ([f"![throughput per candidate](docs/benchmarks.png)", ""] if plot else [])
-        block += parser
+        block += heading("###", parser)
         readme = readme[:readme.index(begin) + len(begin)] + "\n" + "\n".join(block) + "\n" + readme[readme.index(end):]
         open(readme_path, "w").write(readme)
     print("bench: wrote docs/benchmarks.md" + (", docs/benchmarks.png" if plot else "") + " and the README block")
+
+
+def heading(level, section):
+    """The section with its first line made a markdown heading of this level."""
+    return [f"{level} {section[0]}"] + section[1:] if section else []
 
 
 def plot_png(results, cases, table):
