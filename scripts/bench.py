@@ -308,6 +308,7 @@ def median_of(samples, key):
 def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    measured = facts()
     build_tools()
     parser_table = None
     parser_binary = os.path.join(root, ".build/release/multipart-bench")
@@ -351,7 +352,7 @@ def main():
     if partial:
         print("\nbench: a partial run (BENCH_CASES, BENCH_CANDIDATES or BENCH_CORRUPT): docs left alone.")
         return
-    write_docs(results, cases, table, tables, parser_table, memory, verified, timing)
+    write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured)
 
 
 def shown(figures, small):
@@ -421,14 +422,18 @@ def facts():
         except (OSError, AttributeError, IndexError):
             return "unknown"
     model = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
-    commit = version(["git", "-C", root, "describe", "--always", "--dirty"])
+    # The commit measured; "+changes" when files other than this script's outputs differ from it.
+    commit = version(["git", "-C", root, "rev-parse", "--short", "HEAD"])
+    changed = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                              ":(exclude)docs/benchmarks.md", ":(exclude)docs/benchmarks.png", ":(exclude)README.md"],
+                             capture_output=True, text=True).stdout.strip()
+    commit += " +changes" if changed else ""
     return dict(commit=commit, cpu=model.group(1).strip() if model else "unknown", kernel=os.uname().release,
                 nginx=version(["nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
                 formgate=version([binary, "version"]))
 
 
-def write_docs(results, cases, table, tables, parser_table, memory, verified, timing):
-    f = facts()
+def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f):
     today = time.strftime("%Y-%m-%d")
     header = [f"`make bench` (`scripts/bench.py`) on {today}, commit `{f['commit']}`, {f['formgate']} (release build), "
               f"nginx {f['nginx']}, Go {f['go']}; {cores} cores ({f['cpu']}), Linux {f['kernel']}, loopback. "
