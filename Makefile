@@ -16,7 +16,7 @@ TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chr
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
-BENCH_PACKAGES := nginx wrk gnuplot-nox
+BENCH_PACKAGES := nginx golang-go gnuplot-nox
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
@@ -81,13 +81,13 @@ robustness: deps
 	$(PYTHON) scripts/robustness-report.py --check soak || $(MAKE) soak
 	$(PYTHON) scripts/robustness-report.py
 
-# The in-process parser benchmark, then the side-by-side proxy benchmark (direct, nginx,
-# FormGate): docs/benchmarks.md and docs/benchmarks.png.
+# The in-process parser benchmark and the side-by-side proxy benchmark (direct, nginx, a Go
+# rewriter, FormGate's routes; a Go load generator and a verifying Go sink that bench.py builds
+# into .build/bench/): docs/benchmarks.md, docs/benchmarks.png and the README's bench block.
 bench: deps release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	swift build -c release $(SWIFT_FLAGS) --product multipart-bench
-	.build/release/multipart-bench
-	python3 scripts/bench.py
+	$(PYTHON) scripts/bench.py
 
 run: build-deps
 	swift build -c release $(SWIFT_FLAGS) --product formgate

@@ -1,37 +1,78 @@
 #!/usr/bin/env python3
-"""Side-by-side proxy benchmark (`make bench`): one run, candidates alternating.
+"""Side-by-side proxy benchmark (`make bench`): one run, candidates alternating, every request verified.
 
-Candidates, all in front of the same sink (`formgate demo-upstream --drain`, one event loop):
-  direct     the client talks to the sink
-  nginx      nginx as a plain streaming proxy (proxy_request_buffering off, upstream keepalive,
-             reuseport, access log off, one worker per core)
-  reencode   FormGate re-encoding multipart bodies under a new boundary (no rules)
-  rules      FormGate with sniff + rename + filename + inject
-  digests    the rules plus sha256 and size digests of every file
+The load generator and the sink are Go programs that share no code with FormGate
+(scripts/bench/, standard library only, built here into .build/bench/). The sink checks every
+request it receives against what the generator sent (see scripts/bench/sink/main.go) and
+the run FAILS on any mismatch, on any request the sink did not verify and on any status
+but 200.
 
-Cases: one 1 GiB upload; 8 concurrent 128 MiB uploads (bodies generated on the fly from a
-random 1 MiB block, never stored); 4 KiB uploads from wrk with 64 connections. Each case runs
-REPEATS times per candidate (alternating order); medians are reported with the ratios to
-nginx and to direct, with the proxy's peak RSS and CPU seconds (and the sink's CPU).
+Candidates, each in front of the same sink:
+  direct        the generator talks to the sink
+  nginx         nginx as its best users run it for uploads (the config is printed in the docs)
+  gorewriter    Go: mime/multipart reader + writer under a new boundary, httputil.ReverseProxy
+  passthrough   FormGate, a route without multipart rules (bytes forwarded as they are)
+  reencode      FormGate, `multipart: {}` (parse and re-encode under a new boundary)
+  rules         FormGate, sniff + rename + filename + inject
+  digests       FormGate, the rules plus a sha256 digest field per file
 
-Writes docs/benchmarks.md and docs/benchmarks.png (gnuplot). Environment: BENCH_REPEATS (3),
-BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all), BENCH_CASES ("1x 8x small";
-a subset only prints), BENCH_RSS_GIB (1: the size of each of the 8 uploads of the memory check; 0
-skips it).
+Cases: one 1 GiB upload; 8 concurrent 128 MiB uploads; 4 KiB uploads on 64 keep-alive
+connections. Each case runs BENCH_REPEATS times per candidate (the order reversed every
+other round); medians are reported with the ratios to nginx and to direct, CPU seconds per
+GiB or microseconds per request of the proxy, the sink and the generator (utime + stime
+from /proc, before and after), and the proxy's peak RSS (VmHWM).
+
+A full run rewrites docs/benchmarks.md, docs/benchmarks.png (gnuplot) and the block between
+the bench markers in README.md: every figure there comes from this script. Environment:
+BENCH_REPEATS (3), BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all),
+BENCH_CASES ("1x 8x small"), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
+skips it), BENCH_BINARY (the formgate binary), BENCH_CORRUPT (N: the generator flips one
+file byte in every Nth upload after hashing; the run must then fail). A run with a subset of
+the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the docs alone.
 """
-import json, os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+import json, os, re, shutil, signal, socket, statistics, subprocess, sys, time
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 binary = os.environ.get("BENCH_BINARY", os.path.join(root, ".build/release/formgate"))
-work = os.path.join(root, ".build/bench")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
+tools = os.path.join(root, ".build/bench")
+work = os.path.join(tools, "run")
 repeats = int(os.environ.get("BENCH_REPEATS", "3"))
 large_mib = int(os.environ.get("BENCH_LARGE_MIB", "1024"))
 small_seconds = int(os.environ.get("BENCH_SMALL_SECONDS", "8"))
-candidates = os.environ.get("BENCH_CANDIDATES", "direct nginx reencode rules digests").split()
+rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
+corrupt = int(os.environ.get("BENCH_CORRUPT", "0"))
 cores = os.cpu_count() or 1
+ALL_CANDIDATES = "direct nginx gorewriter passthrough reencode rules digests".split()
+ALL_CASES = ["1x", "8x", "small"]
+candidates = os.environ.get("BENCH_CANDIDATES", " ".join(ALL_CANDIDATES)).split()
+wanted = os.environ.get("BENCH_CASES", " ".join(ALL_CASES)).split()
+unknown = set(candidates) - set(ALL_CANDIDATES)
+if unknown:
+    sys.exit(f"bench: unknown candidates {' '.join(sorted(unknown))} (known: {' '.join(ALL_CANDIDATES)})")
+partial = set(candidates) != set(ALL_CANDIDATES) or set(wanted) != set(ALL_CASES) or corrupt > 0
+LABELS = {"direct": "direct", "nginx": "nginx", "gorewriter": "Go rewriter",
+          "passthrough": "FormGate pass-through", "reencode": "FormGate re-encode",
+          "rules": "FormGate rules", "digests": "FormGate digests"}
+MODES = {"direct": "raw", "nginx": "raw", "passthrough": "raw", "gorewriter": "reencode",
+         "reencode": "reencode", "rules": "rules", "digests": "digests"}
 processes = []
+
+
+class BenchFailure(Exception):
+    pass
+
+
+def run(command, **kwargs):
+    return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs).stdout.strip()
+
+
+def build_tools():
+    """The generator, the sink and the rewriter, from scripts/bench/ with Go's standard library only."""
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", GO111MODULE="on",
+               GOCACHE=os.path.join(tools, "gocache"), GOPATH=os.path.join(tools, "gopath"))
+    source = os.path.join(root, "scripts/bench")
+    subprocess.run(["go", "test", "-count=1", "./..."], cwd=source, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["go", "build", "-o", tools + "/", "./load", "./sink", "./rewriter"], cwd=source, env=env, check=True)
 
 
 def free_port():
@@ -40,39 +81,51 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def wait_for(port):
-    for _ in range(200):
+def wait_for(port, process):
+    for _ in range(400):
+        if process.poll() is not None:
+            raise BenchFailure(f"{process.args[0]} exited with {process.returncode} before listening on {port}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.05)
-    sys.exit(f"bench: nothing listens on {port}")
+    raise BenchFailure(f"nothing listens on {port}")
 
 
-def spawn(command, **kwargs):
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+def spawn(command, log_name, **kwargs):
+    log = open(os.path.join(work, log_name), "ab")
+    process = subprocess.Popen(command, stdout=kwargs.pop("stdout", subprocess.DEVNULL), stderr=log, **kwargs)
     processes.append(process)
     return process
 
 
+def spawn_go(command, log_name):
+    """A Go tool that prints its listening address on its first line."""
+    process = spawn(command, log_name, stdout=subprocess.PIPE, text=True)
+    address = process.stdout.readline().strip()
+    if not address:
+        raise BenchFailure(f"{command[0]} did not start (see {work}/{log_name})")
+    return process, int(address.rsplit(":", 1)[1])
+
+
 def stop(process):
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def tree(pid):
-    """The process and its children (nginx's workers)."""
-    pids = [pid]
+    """The process and its children (nginx's workers; FormGate's threads count in its own stat)."""
     try:
         children = open(f"/proc/{pid}/task/{pid}/children").read().split()
     except OSError:
         children = []
-    return pids + [int(child) for child in children]
+    return [pid] + [int(child) for child in children]
 
 
 def cpu_seconds(pid):
@@ -86,322 +139,412 @@ def cpu_seconds(pid):
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def rss_kib(pid):
+def peak_rss_mib(pid):
     total = 0
     for each in tree(pid):
         try:
-            for line in open(f"/proc/{each}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
+            total += int(re.search(r"VmHWM:\s+(\d+)", open(f"/proc/{each}/status").read()).group(1))
+        except (OSError, AttributeError):
             pass
-    return total
+    return total / 1024
 
 
-class Sampler:
-    """Peak RSS of a process tree, sampled every 20 ms."""
-
-    def __init__(self, pid):
-        self.pid, self.peak, self.running = pid, 0, True
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while self.running:
-            self.peak = max(self.peak, rss_kib(self.pid)) if self.pid else 0
-            time.sleep(0.02)
-
-    def stop(self):
-        self.running = False
-        self.thread.join()
-        return self.peak
-
-
-# --- the sink and the candidates
-sink_port = free_port()
-sink = spawn([binary, "demo-upstream", "--listen", f"127.0.0.1:{sink_port}", "--drain"])
-wait_for(sink_port)
-
-rules = """    multipart:
+# --- the candidates
+RULES = """    multipart:
       rename_fields: { upload: file }
       sniff: { bytes: 4096, content_type: override }
       filename: "{field}-{uuid}{ext}"
       inject: [{ name: via, value: formgate }]
 """
+ROUTES = {"passthrough": "", "reencode": "    multipart: {}\n", "rules": RULES,
+          "digests": RULES + "      digest: { algorithms: [sha256] }\n"}
 
 
-def formgate(kind):
-    port = free_port()
-    config = os.path.join(work, f"{kind}.yaml")
-    route = {"reencode": "    multipart: {}\n", "rules": rules,
-             "digests": rules + "      digest: { algorithms: [sha256, size] }\n"}[kind]
-    with open(config, "w") as handle:
-        handle.write(f"listen: 127.0.0.1:{port}\nworkers: {cores}\nupstream: http://127.0.0.1:{sink_port}\n"
-                     f"access_log: off\nlimits: {{ body_bytes: 64GiB, file_bytes: 64GiB }}\n"
-                     f"routes:\n  - match: {{ path: /upload }}\n" + route)
-    process = spawn([binary, "run", "-c", config])
-    wait_for(port)
-    return process, port
+def formgate_config(kind, port, sink_port):
+    return (f"listen: 127.0.0.1:{port}\nworkers: {cores}\nupstream: http://127.0.0.1:{sink_port}\n"
+            "access_log: off\nlimits: { body_bytes: 64GiB, file_bytes: 64GiB }\n"
+            f"routes:\n  - name: {kind}\n    match: {{ path: /upload }}\n" + ROUTES[kind])
 
 
-def nginx():
-    port = free_port()
-    temp = os.path.join(work, "nginx")
-    os.makedirs(temp, exist_ok=True)
-    config = os.path.join(temp, "nginx.conf")
-    with open(config, "w") as handle:
-        handle.write(f"""worker_processes {cores};
+def nginx_config(port, sink_port, temp):
+    return f"""worker_processes {cores};
 daemon off;
 pid {temp}/nginx.pid;
 error_log {temp}/error.log;
 events {{ worker_connections 4096; }}
 http {{
     access_log off;
+    keepalive_requests 1000000;
+    client_max_body_size 0;
+    client_body_buffer_size 256k;
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
-    upstream sink {{ server 127.0.0.1:{sink_port}; keepalive 128; }}
+    upstream sink {{
+        server 127.0.0.1:{sink_port};
+        keepalive 128;
+        keepalive_requests 1000000;
+    }}
     server {{
         listen 127.0.0.1:{port} reuseport;
-        client_max_body_size 0;
         location / {{
             proxy_pass http://sink;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_request_buffering off;
-            proxy_buffering off;
         }}
     }}
 }}
-""")
-    process = spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp])
-    wait_for(port)
+"""
+
+
+def start(candidate, sink_port):
+    """Starts a fresh candidate process: (process or None, port)."""
+    if candidate == "direct":
+        return None, sink_port
+    if candidate == "gorewriter":
+        return spawn_go([os.path.join(tools, "rewriter"), "-upstream", f"http://127.0.0.1:{sink_port}"], "gorewriter.log")
+    port = free_port()
+    if candidate == "nginx":
+        temp = os.path.join(work, "nginx")
+        os.makedirs(temp, exist_ok=True)
+        config = os.path.join(temp, "nginx.conf")
+        open(config, "w").write(nginx_config(port, sink_port, temp))
+        process = spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp], "nginx.log")
+    else:
+        config = os.path.join(work, f"{candidate}.yaml")
+        open(config, "w").write(formgate_config(candidate, port, sink_port))
+        process = spawn([binary, "run", "-c", config], f"{candidate}.log")
+    wait_for(port, process)
     return process, port
 
 
-def start(candidate):
-    if candidate == "direct":
-        return None, sink_port
-    if candidate == "nginx":
-        return nginx()
-    return formgate(candidate)
-
-
 # --- load
-block = random.Random(1).randbytes(1 << 20)
-BOUNDARY = "----BenchBoundary7MA4YWxkTrZu0gW"
-
-
-def upload(port, size, results, index):
-    head_part = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nbench\r\n"
-                 f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"big.bin\"\r\n"
-                 f"Content-Type: application/octet-stream\r\n\r\n").encode()
-    tail = f"\r\n--{BOUNDARY}--\r\n".encode()
-    length = len(head_part) + size + len(tail)
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
-        sock.sendall((f"POST /upload HTTP/1.1\r\nHost: bench\r\nContent-Type: multipart/form-data; "
-                      f"boundary={BOUNDARY}\r\nContent-Length: {length}\r\n\r\n").encode() + head_part)
-        view = memoryview(block)
-        left = size
-        while left > 0:
-            count = min(left, len(block))
-            sock.sendall(view[:count])
-            left -= count
-        sock.sendall(tail)
-        reply = b""
-        while b"\r\n\r\n" not in reply:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            reply += chunk
-        results[index] = reply.split(b" ", 2)[1] if reply.startswith(b"HTTP/1.1 ") else b"none"
-
-
-def large(port, count, size):
-    results = [None] * count
-    threads = [threading.Thread(target=upload, args=(port, size, results, i)) for i in range(count)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if any(status != b"200" for status in results):
-        raise RuntimeError(f"statuses {results}")
-    return count * size / elapsed / 1e6
-
-
-small_body = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nbench\r\n"
-              f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"small.png\"\r\n"
-              f"Content-Type: image/png\r\n\r\n").encode() + b"\x89PNG\r\n\x1a\n" + random.Random(2).randbytes(
-    4096 - 8) + f"\r\n--{BOUNDARY}--\r\n".encode()
-lua = os.path.join(work, "post.lua")
-with open(lua, "w") as handle:
-    handle.write('wrk.method = "POST"\n')
-    handle.write(f'wrk.headers["Content-Type"] = "multipart/form-data; boundary={BOUNDARY}"\n')
-    handle.write("wrk.body = \"" + "".join(f"\\{byte:03d}" for byte in small_body) + "\"\n")
-    handle.write("""
-local errors = 0
-response = function(status, headers, body)
-  if status ~= 200 then errors = errors + 1 end
-end
-done = function(summary, latency, requests)
-  io.write(string.format("non200 %d\\n", errors))
-end
-""")
-
-
-def small(port):
-    result = subprocess.run([shutil.which("wrk"), "-t", "2", "-c", "64", "-d", f"{small_seconds}s", "--latency",
-                             "-s", lua, f"http://127.0.0.1:{port}/upload"], capture_output=True, text=True)
-    text = result.stdout
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", text)
-    p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
-    bad = int(re.search(r"non200 (\d+)", text).group(1))
-    errors = re.search(r"Socket errors: (.*)", text)
-    if bad or errors:
-        raise RuntimeError(f"wrk: {bad} non-200, {errors.group(0) if errors else ''}")
-    return rate, p99_ms
+def case_table():
+    big = large_mib << 20
+    return {"1x": (f"1 × {mib(large_mib)}", dict(conns=1, size=big, seed=1000)),
+            "8x": (f"8 × {mib(large_mib // 8)}", dict(conns=8, size=big // 8, seed=2000)),
+            "small": ("4 KiB × 64 connections", dict(conns=64, size=4096, seed=10000, duration=f"{small_seconds}s"))}
 
 
 def mib(count):
     return f"{count // 1024} GiB" if count % 1024 == 0 else f"{count} MiB"
 
 
-cases = [(f"1 × {mib(large_mib)}", lambda port: large(port, 1, large_mib << 20)),
-         (f"8 × {mib(large_mib // 8)}", lambda port: large(port, 8, (large_mib // 8) << 20)),
-         ("4 KiB × 64 conns", small)]
-# BENCH_CASES picks some of them by keyword (1x, 8x, small); a partial run prints its table but
-# leaves docs/ and the README alone.
-wanted = os.environ.get("BENCH_CASES", "1x 8x small").split()
-partial = len(wanted) < 3
-cases = [case for case, key in zip(cases, ["1x", "8x", "small"]) if key in wanted]
-measured = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
-peaks = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
-cpu = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
-sink_cpu = {candidate: {name: [] for name, _ in cases} for candidate in candidates}
+def load(port, mode, conns, size, seed, duration="0", one_seed=False):
+    command = [os.path.join(tools, "load"), "-addr", f"127.0.0.1:{port}", "-mode", mode, "-conns", str(conns),
+               "-size", str(size), "-seed", str(seed), "-duration", duration, "-sha-cache", os.path.join(tools, "sha256")]
+    if one_seed:
+        command.append("-one-seed")
+    if corrupt:
+        command += ["-corrupt-every", str(corrupt)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        raise BenchFailure(f"load generator failed ({result.returncode}): {result.stderr.strip()}")
 
-began = time.time()
-try:
+
+def sink_stats(sink_port):
+    with socket.create_connection(("127.0.0.1", sink_port)) as sock:
+        sock.sendall(b"GET /_bench/stats HTTP/1.1\r\nHost: sink\r\nConnection: close\r\n\r\n")
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    return json.loads(reply.split(b"\r\n\r\n", 1)[1])
+
+
+def verify(label, out, before, after):
+    """The generator's outcome and the sink's counters must agree exactly: every upload verified."""
+    delta = {key: after[key] - before[key] for key in after}
+    problems = []
+    if out["failed"] or out["ok"] != out["requests"]:
+        problems.append(f"{out['failed']} of {out['requests']} uploads failed: {out['errors']}")
+    if delta["mismatches"]:
+        problems.append(f"the sink found {delta['mismatches']} mismatching requests (its log: {work}/sink.log)")
+    if delta["unverified"]:
+        problems.append(f"the sink got {delta['unverified']} requests it could not verify")
+    if delta["verified"] != out["ok"] or delta["requests"] != out["requests"]:
+        problems.append(f"the sink verified {delta['verified']} of {delta['requests']} requests, "
+                        f"the generator sent {out['requests']} and got {out['ok']} answers 200")
+    if delta["file_bytes"] != out["file_bytes"]:
+        problems.append(f"the sink verified {delta['file_bytes']} file bytes, the generator sent {out['file_bytes']}")
+    if problems:
+        raise BenchFailure(f"VERIFICATION FAILED for {label}:\n  " + "\n  ".join(problems))
+    return delta
+
+
+def measure(candidate, name, case, sink, sink_port):
+    process, port = start(candidate, sink_port)
+    try:
+        pid = process.pid if process else None
+        before, cpu0, sink0 = sink_stats(sink_port), cpu_seconds(pid) if pid else 0, cpu_seconds(sink.pid)
+        out = load(port, MODES[candidate], **case)
+        cpu1, sink1 = cpu_seconds(pid) if pid else 0, cpu_seconds(sink.pid)
+        delta = verify(f"{candidate}, {name}", out, before, sink_stats(sink_port))
+        rss = peak_rss_mib(pid) if pid else None
+    finally:
+        if process:
+            stop(process)
+    return dict(out=out, proxy_cpu=cpu1 - cpu0 if pid else None, sink_cpu=sink1 - sink0, rss=rss,
+                verified=delta["verified"], verified_bytes=delta["file_bytes"])
+
+
+def derived(sample, small):
+    """The figures a table shows, from one measurement."""
+    out = sample["out"]
+    work_units = out["ok"] / 1e6 if small else out["file_bytes"] / (1 << 30)  # million requests or GiB
+    per = (lambda cpu: None if cpu is None else cpu / work_units)
+    return dict(value=out["ok"] / out["seconds"] if small else out["file_bytes"] / out["seconds"] / 1e6,
+                p50=out["p50_ms"], p99=out["p99_ms"], proxy=per(sample["proxy_cpu"]), sink=per(sample["sink_cpu"]),
+                load=per(out["cpu_seconds"]), rss=sample["rss"])
+
+
+def median_of(samples, key):
+    values = [sample[key] for sample in samples if sample[key] is not None]
+    return statistics.median(values) if values else None
+
+
+# --- the run
+def main():
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    measured = facts()
+    build_tools()
+    parser_table = None
+    parser_binary = os.path.join(root, ".build/release/multipart-bench")
+    if not partial and os.path.exists(parser_binary):
+        print("bench: multipart-bench (in process)", flush=True)
+        parser_table = run([parser_binary, "--markdown"])
+        print(parser_table, flush=True)
+    sink, sink_port = spawn_go([os.path.join(tools, "sink")], "sink.log")
+    table = case_table()
+    cases = [key for key in ALL_CASES if key in wanted]
+    results = {key: {candidate: [] for candidate in candidates} for key in cases}
+    verified = [0, 0]
+    began, load_before = time.time(), loadavg()
     for round_index in range(repeats):
         order = candidates if round_index % 2 == 0 else list(reversed(candidates))
-        for name, run in cases:
+        for key in cases:
+            name, case = table[key]
             for candidate in order:
-                process, port = start(candidate)
-                pid = process.pid if process else 0
-                sampler = Sampler(pid)
-                cpu_before, sink_before = (cpu_seconds(pid) if pid else 0), cpu_seconds(sink.pid)
-                result = run(port)
-                cpu_after, sink_after = (cpu_seconds(pid) if pid else 0), cpu_seconds(sink.pid)
-                peak = sampler.stop()
-                if process:
-                    stop(process)
-                measured[candidate][name].append(result)
-                peaks[candidate][name].append(peak)
-                cpu[candidate][name].append(cpu_after - cpu_before)
-                sink_cpu[candidate][name].append(sink_after - sink_before)
-                shown = f"{result[0]:,.0f} req/s p99 {result[1]:.1f} ms" if isinstance(result, tuple) else f"{result:,.0f} MB/s"
-                print(f"bench: round {round_index + 1} {name:17} {candidate:9} {shown}, peak RSS {peak / 1024:.1f} MiB, "
-                      f"CPU {cpu_after - cpu_before:.1f} s (sink {sink_after - sink_before:.1f} s)", flush=True)
-    # Memory bound at scale: 8 concurrent uploads of BENCH_RSS_GIB (1) GiB each through the
-    # heaviest FormGate candidate, once.
+                sample = measure(candidate, name, case, sink, sink_port)
+                verified[0] += sample["verified"]
+                verified[1] += sample["verified_bytes"]
+                figures = derived(sample, key == "small")
+                results[key][candidate].append(figures)
+                print(f"bench: round {round_index + 1} {name:22} {candidate:12} " + shown(figures, key == "small"),
+                      flush=True)
+    memory = None
     heavy = next((c for c in ("digests", "rules", "reencode") if c in candidates), None)
-    rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
-    if heavy and rss_gib > 0:
-        process, port = start(heavy)
-        sampler = Sampler(process.pid)
-        rate = large(port, 8, rss_gib << 30)
-        big_peak = (heavy, rss_gib, rate, sampler.stop())
-        stop(process)
-        print(f"bench: 8 × {rss_gib} GiB through {heavy}: {rate:,.0f} MB/s, peak RSS {big_peak[3] / 1024:.1f} MiB",
-              flush=True)
-    else:
-        big_peak = None
-finally:
-    for process in processes:
-        if process.poll() is None:
-            stop(process)
+    if heavy and rss_gib > 0 and not partial:
+        case = dict(conns=8, size=rss_gib << 30, seed=1000, one_seed=True)
+        sample = measure(heavy, f"8 × {rss_gib} GiB", case, sink, sink_port)
+        verified[0] += sample["verified"]
+        verified[1] += sample["verified_bytes"]
+        memory = (heavy, derived(sample, False))
+        print(f"bench: 8 × {rss_gib} GiB through {heavy}: {memory[1]['value']:,.0f} MB/s, "
+              f"peak RSS {memory[1]['rss']:.1f} MiB", flush=True)
+    timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
+    tables = headline(results, cases, table) + summary(results, cases, table)
+    print(f"\nbench: the sink verified all {verified[0]:,} requests ({verified[1] / (1 << 30):,.1f} GiB of file "
+          f"content, byte for byte): 0 mismatches, 0 unverified.\n")
+    print("\n".join(tables))
+    if partial:
+        print("\nbench: a partial run (BENCH_CASES, BENCH_CANDIDATES or BENCH_CORRUPT): docs left alone.")
+        return
+    write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured)
 
 
-def median(values):
-    return statistics.median(values)
+def shown(figures, small):
+    if small:
+        return (f"{figures['value']:,.0f} req/s p50 {figures['p50']:.2f} ms p99 {figures['p99']:.2f} ms, CPU µs/req "
+                f"proxy {cell(figures['proxy'], 1)} sink {figures['sink']:.1f} load {figures['load']:.1f}, "
+                f"RSS {cell(figures['rss'], 1)} MiB")
+    return (f"{figures['value']:,.0f} MB/s, CPU s/GiB proxy {cell(figures['proxy'], 2)} sink {figures['sink']:.2f} "
+            f"load {figures['load']:.2f}, RSS {cell(figures['rss'], 1)} MiB")
 
 
-def value(candidate, name):
-    results = measured[candidate][name]
-    if isinstance(results[0], tuple):
-        return median([r[0] for r in results]), median([r[1] for r in results])
-    return median(results), None
+def cell(value, places, suffix=""):
+    return "—" if value is None else f"{value:,.{places}f}{suffix}"
 
 
-def ratio(candidate, name, reference):
-    if reference not in measured:
-        return "—"
-    return f"{value(candidate, name)[0] / value(reference, name)[0]:.2f}×"
+def loadavg():
+    return open("/proc/loadavg").read().split()[0]
 
 
-lines = ["# Benchmarks", "",
-         f"`make bench` (`scripts/bench.py`), {time.strftime('%Y-%m-%d')}, release build, {cores} cores "
-         f"({open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()}), loopback; "
-         "load generator, proxy and sink share the cores. Medians of "
-         f"{repeats} runs per case, candidates alternating; ratios are to nginx and to direct from the same run. "
-         "Sink: `formgate demo-upstream --drain` (one event loop). Large uploads stream a random 1 MiB block from "
-         "Python (`sendall`); small uploads are 4 KiB multipart bodies from wrk (2 threads, 64 connections).", "",
-         "| candidate | case | result | × nginx | × direct | peak RSS | proxy CPU s | sink CPU s |",
-         "|---|---|---:|---:|---:|---:|---:|---:|"]
-for candidate in candidates:
-    for name, _ in cases:
-        rate, p99 = value(candidate, name)
-        shown = f"{rate:,.0f} req/s, p99 {p99:.1f} ms" if p99 is not None else f"{rate:,.0f} MB/s"
-        rss = "—" if candidate == "direct" else f"{median(peaks[candidate][name]) / 1024:.1f} MiB"
-        lines.append(f"| {candidate} | {name} | {shown} | {ratio(candidate, name, 'nginx')} | "
-                     f"{ratio(candidate, name, 'direct')} | {rss} | {median(cpu[candidate][name]):.1f} | "
-                     f"{median(sink_cpu[candidate][name]):.1f} |")
-if big_peak:
-    lines += ["", f"Memory at scale: 8 concurrent {big_peak[1]} GiB uploads through `{big_peak[0]}`, once: "
-              f"{big_peak[2]:,.0f} MB/s, peak RSS {big_peak[3] / 1024:.1f} MiB."]
-lines += ["", "![throughput per candidate](benchmarks.png)", "",
-          f"Whole run: {time.time() - began:.0f} s. Raw results per round are printed by `make bench`.", ""]
-
-if partial:
-    print("\n".join(lines[4:4 + 2 + len(candidates) * len(cases)]))
-    sys.exit(0)
-data = os.path.join(work, "plot.dat")
-with open(data, "w") as handle:
+def headline(results, cases, table):
+    """Each candidate's median throughput (MB/s or req/s) as a ratio to nginx's, one column per case."""
+    if "nginx" not in candidates:
+        return []
+    lines = ["**Throughput × nginx** (medians, same run)", "",
+             "| candidate | " + " | ".join(table[key][0] for key in cases) + " |", "|---|" + "---:|" * len(cases)]
     for candidate in candidates:
-        handle.write(f"{candidate} " + " ".join(f"{value(candidate, name)[0]:.0f}" for name, _ in cases) + "\n")
-gnuplot = shutil.which("gnuplot")
-if gnuplot:
-    script = f"""set terminal pngcairo size 1000,420 font ",10"
+        ratios = [median_of(results[key][candidate], "value") / median_of(results[key]["nginx"], "value") for key in cases]
+        lines.append(f"| {LABELS[candidate]} | " + " | ".join(f"{ratio:.2f}×" for ratio in ratios) + " |")
+    return lines + [""]
+
+
+def summary(results, cases, table):
+    """One markdown table per case, medians."""
+    lines = []
+    for key in cases:
+        small = key == "small"
+        medians = {c: {k: median_of(results[key][c], k) for k in results[key][c][0]} for c in results[key]}
+        def ratio(candidate, reference):
+            if reference not in medians:
+                return "—"
+            return f"{medians[candidate]['value'] / medians[reference]['value']:.2f}×"
+        lines += [f"**{table[key][0]}**", ""]
+        if small:
+            lines += ["| candidate | req/s | × nginx | × direct | p50 ms | p99 ms | proxy CPU µs/req | "
+                      "sink CPU µs/req | load CPU µs/req | peak RSS MiB |", "|---|" + "---:|" * 9]
+        else:
+            lines += ["| candidate | MB/s | × nginx | × direct | proxy CPU s/GiB | sink CPU s/GiB | "
+                      "load CPU s/GiB | peak RSS MiB |", "|---|" + "---:|" * 7]
+        for candidate in results[key]:
+            m = medians[candidate]
+            row = [LABELS[candidate], f"{m['value']:,.0f}", ratio(candidate, "nginx"), ratio(candidate, "direct")]
+            if small:
+                row += [f"{m['p50']:.2f}", f"{m['p99']:.2f}", cell(m["proxy"], 1), cell(m["sink"], 1), cell(m["load"], 1)]
+            else:
+                row += [cell(m["proxy"], 2), cell(m["sink"], 2), cell(m["load"], 2)]
+            lines.append("| " + " | ".join(row + [cell(m["rss"], 1)]) + " |")
+        lines.append("")
+    return lines
+
+
+def facts():
+    def version(command, pattern=None):
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+            text = done.stdout + done.stderr
+            return (re.search(pattern, text).group(1) if pattern else text.strip().splitlines()[0])
+        except (OSError, AttributeError, IndexError):
+            return "unknown"
+    model = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read())
+    # The commit measured; "+changes" when files other than this script's outputs differ from it.
+    commit = version(["git", "-C", root, "rev-parse", "--short", "HEAD"])
+    changed = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                              ":(exclude)docs/benchmarks.md", ":(exclude)docs/benchmarks.png", ":(exclude)README.md"],
+                             capture_output=True, text=True).stdout.strip()
+    commit += " +changes" if changed else ""
+    return dict(commit=commit, cpu=model.group(1).strip() if model else "unknown", kernel=os.uname().release,
+                nginx=version(["nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
+                formgate=version([binary, "version"]))
+
+
+def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f):
+    today = time.strftime("%Y-%m-%d")
+    header = [f"`make bench` (`scripts/bench.py`) on {today}, commit `{f['commit']}`, {f['formgate']} (release build), "
+              f"nginx {f['nginx']}, Go {f['go']}; {cores} cores ({f['cpu']}), Linux {f['kernel']}, loopback. "
+              "Generator, proxy and sink share the cores. Medians of "
+              f"{repeats} rounds, candidates alternating (order reversed every other round); ratios are to nginx "
+              "and to direct in the same run. CPU is utime + stime from `/proc` around each measurement: per GiB "
+              "of file content for large uploads, per request for small ones; peak RSS is the proxy's VmHWM.",
+              "",
+              f"Whole run {timing['elapsed']:.0f} s; load average (1 min) {timing['load_before']} before, "
+              f"{timing['load_after']} after: other work on the machine moves every figure, the ratios less.", "",
+              f"The sink verified all {verified[0]:,} requests of this run ({verified[1] / (1 << 30):,.1f} GiB of "
+              "file content, compared byte for byte with what the generator sent): 0 mismatches, 0 unverified.",
+              ""]
+    memory_line = []
+    if memory:
+        memory_line = [f"Memory at scale: 8 concurrent {rss_gib} GiB uploads through FormGate {memory[0]}, once: "
+                       f"{memory[1]['value']:,.0f} MB/s, peak RSS {memory[1]['rss']:.1f} MiB.", ""]
+    parser = []
+    if parser_table:
+        parser = ["The parser in process", "",
+                  "`multipart-bench --markdown` (Sources/MultipartBench): parse + re-encode under a new boundary, "
+                  "fed in 64 KiB reads, into a sink that copies every byte, against a plain `memmem` scan of the "
+                  "same bytes for the same delimiter, in the same run (medians of 7).", "", parser_table, ""]
+    rounds = ["## Every round", "", "Spread: (highest − lowest) / median.", "",
+              "| case | candidate | " + " | ".join(f"round {i + 1}" for i in range(repeats)) + " | spread |",
+              "|---|---|" + "---:|" * (repeats + 1)]
+    for key in cases:
+        for candidate in results[key]:
+            unit = "{:,.0f} req/s" if key == "small" else "{:,.0f} MB/s"
+            values = [sample["value"] for sample in results[key][candidate]]
+            spread = (max(values) - min(values)) / statistics.median(values)
+            rounds.append(f"| {table[key][0]} | {LABELS[candidate]} | " +
+                          " | ".join(unit.format(value) for value in values) + f" | {spread:.0%} |")
+    configs = ["## What ran", "",
+               "Generator: `scripts/bench/load` (raw HTTP/1.1 over TCP, one upload per connection for the large cases, "
+               "keep-alive back to back for the small one). Sink: `scripts/bench/sink` (net/http + mime/multipart; "
+               "one process, Go's scheduler on every core). Both are Go, standard library only, and share no code "
+               "with FormGate. Each file's content comes from a seed (64 KiB pages stamped with the seed and their "
+               "index, the rest from one random block), so the sink compares every byte it receives with what was "
+               "sent at memory speed. It parses every body with `mime/multipart`, as an upload server would, and "
+               "answers 422 and counts a mismatch when anything differs: for direct, nginx and the pass-through "
+               "route the client's boundary and the whole body byte for byte; for the rewriting candidates the "
+               "multipart structure (boundary changed, exactly the expected fields with their values, one file part "
+               "with its name, file name and type, every file byte and the size), for the digests route also the "
+               "`file.sha256` field against the SHA-256 the generator computed before sending.", "",
+               "nginx (`nginx.conf`; each run picks free ports, shown here as 8080 and 9000):", "", "```nginx",
+               nginx_config(8080, 9000, ".build/bench/run/nginx").rstrip(), "```", "",
+               "FormGate (one config per candidate, one route each; the route block differs):", "", "```yaml",
+               formgate_config("rules", 8080, 9000).rstrip(), "```", "",
+               "Route blocks: pass-through (no `multipart` key), re-encode `multipart: {}`, rules as above, "
+               "digests the rules plus `digest: { algorithms: [sha256] }`.", "",
+               "Go rewriter: `scripts/bench/rewriter` (what a user might write instead: `mime/multipart` reader and "
+               "writer through an `io.Pipe`, `httputil.ReverseProxy`, a `http.Transport` keeping up to 1024 idle "
+               "upstream connections).", ""]
+    plot = plot_png(results, cases, table)
+    body = (["# Benchmarks", "", "Generated by `scripts/bench.py` (`make bench`); do not edit by hand.", ""] + header +
+            ["## The proxy, side by side", ""] + tables + memory_line +
+            ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + heading("##", parser) + rounds +
+            [""] + configs +
+            [""])
+    open(os.path.join(root, "docs/benchmarks.md"), "w").write("\n".join(body))
+    readme_path = os.path.join(root, "README.md")
+    readme = open(readme_path).read()
+    begin, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    if begin in readme and end in readme:
+        block = header + tables + memory_line + ([f"![throughput per candidate](docs/benchmarks.png)", ""] if plot else [])
+        block += heading("###", parser)
+        readme = readme[:readme.index(begin) + len(begin)] + "\n" + "\n".join(block) + "\n" + readme[readme.index(end):]
+        open(readme_path, "w").write(readme)
+    print("bench: wrote docs/benchmarks.md" + (", docs/benchmarks.png" if plot else "") + " and the README block")
+
+
+def heading(level, section):
+    """The section with its first line made a markdown heading of this level."""
+    return [f"{level} {section[0]}"] + section[1:] if section else []
+
+
+def plot_png(results, cases, table):
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        return False
+    data = os.path.join(work, "plot.dat")
+    with open(data, "w") as handle:
+        for candidate in candidates:
+            label = LABELS[candidate].replace("FormGate ", "FG ").replace(" ", "_")
+            handle.write(label + " " + " ".join(f"{median_of(results[key][candidate], 'value'):.0f}" for key in cases) + "\n")
+    plots = []
+    for column, key in enumerate(cases, start=2):
+        unit = "requests/s" if key == "small" else "MB/s"
+        plots.append(f'set ylabel "{unit}"\nset title "{table[key][0]}"\n'
+                     f'plot "{data}" using {column}:xtic(1) notitle lc rgb "#47a"')
+    script = f"""set terminal pngcairo size 1200,420 font ",9"
 set output "{os.path.join(root, 'docs/benchmarks.png')}"
-set multiplot layout 1,2 title "FormGate vs nginx vs direct ({time.strftime('%Y-%m-%d')}, {cores} cores, loopback)"
+set multiplot layout 1,{len(cases)} title "scripts/bench.py, {time.strftime('%Y-%m-%d')}, {cores} cores, loopback (medians)"
 set style data histograms
-set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set key top right
+set boxwidth 0.8
 set grid ytics
 set yrange [0:*]
-set ylabel "MB/s"
-set title "large uploads"
-plot "{data}" using 2:xtic(1) title "1 x {mib(large_mib)}", "" using 3 title "8 x {mib(large_mib // 8)}"
-set ylabel "requests/s"
-set title "4 KiB uploads, 64 connections"
-plot "{data}" using 4:xtic(1) title "req/s" lc rgb "#4a7"
-unset multiplot
-"""
+set xtics rotate by -35 noenhanced
+""" + "\n".join(plots) + "\nunset multiplot\n"
     subprocess.run([gnuplot], input=script, text=True, check=True)
-else:
-    lines.append("(gnuplot missing: no plot)")
-os.makedirs(os.path.join(root, "docs"), exist_ok=True)
-open(os.path.join(root, "docs/benchmarks.md"), "w").write("\n".join(lines))
-# The README carries the same table between its bench markers.
-readme_path = os.path.join(root, "README.md")
-readme = open(readme_path).read()
-start, end = "<!-- bench:start -->", "<!-- bench:end -->"
-if start in readme and end in readme:
-    table = "\n".join(lines[2:]).replace("(benchmarks.png)", "(docs/benchmarks.png)")
-    readme = readme[:readme.index(start) + len(start)] + "\n" + table + "\n" + readme[readme.index(end):]
-    open(readme_path, "w").write(readme)
-print("\n".join(lines[4:4 + 2 + len(candidates) * len(cases)]))
-print("wrote docs/benchmarks.md" + (" and docs/benchmarks.png" if gnuplot else ""))
+    return True
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BenchFailure as failure:
+        print(f"\nbench: FAILED\n{failure}", file=sys.stderr)
+        sys.exit(1)
+    finally:
+        for each in processes:
+            stop(each)

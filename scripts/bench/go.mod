@@ -1,0 +1,3 @@
+module formgate.bench
+
+go 1.19
