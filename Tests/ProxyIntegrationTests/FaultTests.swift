@@ -288,7 +288,8 @@ import Testing
                 eventually(within: 300) { proxy.stdoutLineCount == requests },
                 "\(proxy.stdoutLineCount) logged")
             var descriptors = proxy.openDescriptors
-            while descriptors > baseline, eventually(within: seconds, { proxy.openDescriptors < descriptors }) {
+            while descriptors > baseline, eventually(within: seconds, { proxy.openDescriptors < descriptors })
+            {
                 descriptors = proxy.openDescriptors
             }
             return descriptors
