@@ -282,13 +282,15 @@ import Testing
             return problems.list
         }
         // Settled: every request is logged (the aborted ones once the proxy saw them go), then
-        // the descriptor count stops going down (or reaches `baseline`).
-        func settle(requests: Int, _ baseline: Int) -> Int {
+        // the descriptor count stops going down for `seconds` (or reaches `baseline`); a short
+        // quiet time can only raise the baseline, so the final check waits longer.
+        func settle(requests: Int, _ baseline: Int, quiet seconds: Double) -> Int {
             #expect(
                 eventually(within: 300) { proxy.stdoutLineCount == requests },
                 "\(proxy.stdoutLineCount) logged")
             var descriptors = proxy.openDescriptors
-            while descriptors > baseline, eventually(within: 2, { proxy.openDescriptors < descriptors }) {
+            while descriptors > baseline, eventually(within: seconds, { proxy.openDescriptors < descriptors })
+            {
                 descriptors = proxy.openDescriptors
             }
             return descriptors
@@ -297,11 +299,11 @@ import Testing
         // Warm-up: the same mix, so allocator arenas and pools reach their working size.
         let warmUp = drive(1000, offset: 0)
         #expect(warmUp.isEmpty, "\(warmUp.count) unexpected: \(warmUp.prefix(10))")
-        let baselineDescriptors = settle(requests: 1000, 0)
+        let baselineDescriptors = settle(requests: 1000, 0, quiet: 2)
         let baselineRSS = proxy.residentKiB
         let problems = drive(10_000, offset: 1000)
         #expect(problems.isEmpty, "\(problems.count) unexpected: \(problems.prefix(10))")
-        let descriptors = settle(requests: 11_000, baselineDescriptors)
+        let descriptors = settle(requests: 11_000, baselineDescriptors, quiet: 30)
         let rss = proxy.residentKiB
         print(
             "10,000 faulty requests: descriptors \(baselineDescriptors) -> \(descriptors), RSS \(baselineRSS) -> \(rss) KiB, spool files \((try? FileManager.default.contentsOfDirectory(atPath: mount.path).count) ?? -1)"
