@@ -282,7 +282,8 @@ import Testing
             return problems.list
         }
         // Settled: every request is logged (the aborted ones once the proxy saw them go), then
-        // the descriptor count stops going down (or reaches `baseline`).
+        // the descriptor count stops going down for `seconds` (or reaches `baseline`); a short
+        // quiet time can only raise the baseline, so the final check waits longer.
         func settle(requests: Int, _ baseline: Int, quiet seconds: Double) -> Int {
             #expect(
                 eventually(within: 300) { proxy.stdoutLineCount == requests },
