@@ -24,9 +24,10 @@ extension HostileCorpusTests {
             let fromWerkzeug = try answer(toWerkzeug.port, testCase, "Werkzeug")
             checkPHP(fromPHP, expected, testCase.label)
             // A name sent with a literal `%22` is forwarded as is (browsers escape `"` that way
-            // and keep `%` raw); Werkzeug reads every `%22` back as `"`, PHP does not.
+            // and keep `%` raw); Werkzeug 3 reads every `%22` back as `"`, PHP and Debian 12's
+            // Werkzeug 2.2 do not: which one runs decides whether the issue shows.
             if expected.contains(where: { ($0.name + ($0.filename ?? "")).contains("%22") }) {
-                withKnownIssue("Werkzeug decodes %22 in quoted names") {
+                withKnownIssue("Werkzeug 3 decodes %22 in quoted names", isIntermittent: true) {
                     checkWerkzeug(fromWerkzeug, expected, testCase.label)
                 }
             } else {
