@@ -153,9 +153,26 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     let output = Pipe()
     process.standardOutput = output
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let data = try readToEnd(output.fileHandleForReading.fileDescriptor)
     process.waitUntilExit()
     return (process.terminationStatus, data)
+}
+
+/// Reads a descriptor until EOF, retrying reads a signal interrupted (Foundation's
+/// `readDataToEndOfFile` traps on EINTR, which a test process with child processes can get).
+func readToEnd(_ descriptor: Int32) throws -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data.append(contentsOf: buffer[..<count])
+        } else if count == 0 {
+            return data
+        } else if errno != EINTR {
+            throw TestFailure("read: errno \(errno)")
+        }
+    }
 }
 
 /// Finds a tool on PATH; a test that needs it fails (never skips) when it is missing.
