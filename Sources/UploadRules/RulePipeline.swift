@@ -362,18 +362,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
 
     /// `YYYYMMDD` (UTC) of a Unix time.
     static func date(_ seconds: Int64) -> String {
-        // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)\(pad(month))\(pad(day))"
+        let date = CivilDate(unixSeconds: seconds)
+        func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(date.year)\(pad(date.month))\(pad(date.day))"
     }
 }
