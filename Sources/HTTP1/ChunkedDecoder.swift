@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// A push decoder for the chunked transfer coding (RFC 9112 §7.1), strict where lenient
 /// decoders have let requests be smuggled: hex sizes of at most 15 digits, CRLF (never a bare
 /// LF) after every size line and chunk, extensions that follow RFC 9112 §7.1.1's grammar
@@ -97,7 +99,7 @@ public struct ChunkedDecoder: Sendable {
     private mutating func step(_ byte: UInt8, at offset: Int) throws(HTTP1Error) {
         switch state {
         case .size:
-            if let value = Self.hexValue(byte) {
+            if let value = Hex.value(of: byte) {
                 digits += 1
                 guard digits <= 15 else { throw HTTP1Error(.invalidChunkSize, at: offset) }
                 size = size << 4 | Int64(value)
@@ -170,14 +172,5 @@ public struct ChunkedDecoder: Sendable {
     private mutating func countLine(at offset: Int) throws(HTTP1Error) {
         lineBytes += 1
         guard lineBytes <= lineLimit else { throw HTTP1Error(.invalidChunkExtension, at: offset) }
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -128,7 +128,7 @@ public struct RequestTarget: Equatable, Sendable {
             var byte = bytes[index]
             index += 1
             if byte == UInt8(ascii: "%"), index + 1 < bytes.count,
-                let value = hexValue(bytes[index], bytes[index + 1])
+                let value = Hex.value(high: bytes[index], low: bytes[index + 1])
             {
                 byte = value
                 index += 2
@@ -157,7 +157,8 @@ public struct RequestTarget: Equatable, Sendable {
             let position = offset + index - raw.startIndex
             switch byte {
             case UInt8(ascii: "%"):
-                guard index + 2 < raw.endIndex, let value = hexValue(raw[index + 1], raw[index + 2])
+                guard index + 2 < raw.endIndex,
+                    let value = Hex.value(high: raw[index + 1], low: raw[index + 2])
                 else { throw HTTP1Error(.invalidPercentEncoding, at: position) }
                 guard !ByteClass.isForbiddenInFieldValue(value), value != 0x09 else {
                     throw HTTP1Error(.invalidPercentEncoding, at: position)
@@ -169,7 +170,7 @@ public struct RequestTarget: Equatable, Sendable {
                 if ByteClass.isUnreserved(value) {
                     encoded.append(value)
                 } else {
-                    appendEscaped(value, to: &encoded)
+                    Hex.appendPercentEscaped(value, to: &encoded)
                 }
                 index += 3
             case UInt8(ascii: "\\"), UInt8(ascii: "#"):
@@ -179,26 +180,11 @@ public struct RequestTarget: Equatable, Sendable {
                 if ByteClass.isPathChar(byte) {
                     encoded.append(byte)
                 } else {
-                    appendEscaped(byte, to: &encoded)
+                    Hex.appendPercentEscaped(byte, to: &encoded)
                 }
                 index += 1
             }
         }
         return (decoded, encoded)
-    }
-
-    static let upperHex = Array("0123456789ABCDEF".utf8)
-
-    static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "%"))
-        out.append(upperHex[Int(byte >> 4)])
-        out.append(upperHex[Int(byte & 15)])
-    }
-
-    static func hexValue(_ high: UInt8, _ low: UInt8) -> UInt8? {
-        guard let high = ChunkedDecoder.hexValue(high), let low = ChunkedDecoder.hexValue(low) else {
-            return nil
-        }
-        return high << 4 | low
     }
 }

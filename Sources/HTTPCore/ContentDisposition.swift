@@ -172,8 +172,8 @@ extension ContentDisposition {
         while index < value.count {
             let byte = value[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < value.count, let high = hexValue(value[index + 1]),
-                    let low = hexValue(value[index + 2])
+                guard index + 2 < value.count, let high = Hex.value(of: value[index + 1]),
+                    let low = Hex.value(of: value[index + 2])
                 else { throw HTTPCoreError(.invalidExtendedValue, at: offset + index) }
                 decoded.append(high << 4 | low)
                 index += 3
@@ -197,15 +197,6 @@ extension ContentDisposition {
             throw HTTPCoreError(.invalidExtendedValue, at: offset)
         }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// `attr-char` of RFC 8187.

@@ -1,7 +1,34 @@
-/// Lower-case hexadecimal: digests, random request ids, boundaries and template values.
+/// Hexadecimal: lower case for digests, random request ids, boundaries and template values;
+/// upper case for percent-escapes (RFC 3986 §2.1); either case read back.
 public enum Hex {
     /// `0`–`9`, `a`–`f`.
     public static let digits = Array("0123456789abcdef".utf8)
+    /// `0`–`9`, `A`–`F`.
+    public static let upperDigits = Array("0123456789ABCDEF".utf8)
+
+    /// The value of one hex digit of either case, or nil.
+    @inline(__always)
+    public static func value(of byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The byte two hex digits spell (`high` first), or nil when either is not a digit.
+    public static func value(high: UInt8, low: UInt8) -> UInt8? {
+        guard let high = value(of: high), let low = value(of: low) else { return nil }
+        return high << 4 | low
+    }
+
+    /// Appends `%XX` for `byte`, upper case.
+    public static func appendPercentEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "%"))
+        out.append(upperDigits[Int(byte >> 4)])
+        out.append(upperDigits[Int(byte & 15)])
+    }
 
     /// Appends `words` random 64-bit words as 16 digits each, low nibble first.
     public static func appendRandom(
