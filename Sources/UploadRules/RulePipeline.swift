@@ -167,9 +167,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         let original = head.nameString
         let declared = Self.declaredType(head)
         let name = rules.renameFields[original] ?? original
-        // A client field named like an injected one would reach the upstream beside it (PHP
+        // A client field named like one FormGate adds would reach the upstream beside it (PHP
         // keeps the last value): it is dropped as if `drop_fields` named it.
-        if rules.dropFields.contains(original) || rules.inject.contains(where: { $0.name == name }) {
+        if rules.dropFields.contains(original) || rules.shadowsAddedField(name) {
             dropping = true
             records.append(
                 PartRecord(

@@ -2,7 +2,8 @@ public import MultipartParsing
 
 /// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
 /// DESIGN.md gives: drop, rename, filename, inject, digest. A client part whose forwarded name
-/// is an injected field's is dropped, whether or not `dropFields` names it.
+/// is a field FormGate adds (an injected field's, or `<name>.<algorithm>` of a digest) is
+/// dropped, whether or not `dropFields` names it.
 public struct RuleSet: Sendable {
     /// `drop_fields`: client field names that are never forwarded (matched before renaming).
     public var dropFields: Set<String> = []
@@ -48,6 +49,16 @@ public struct RuleSet: Sendable {
     }
 
     public init() {}
+
+    /// Whether a client part forwarded under `name` would stand beside a field FormGate adds
+    /// (an injection, or a digest field `<file>.<algorithm>`): a backend that keeps the first
+    /// or the last value could read the client's.
+    public func shadowsAddedField(_ name: String) -> Bool {
+        if inject.contains(where: { $0.name == name }) { return true }
+        guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }
+        let suffix = name[name.index(after: dot)...]
+        return digests.contains { $0.rawValue == suffix }
+    }
 }
 
 /// One `inject:` entry.

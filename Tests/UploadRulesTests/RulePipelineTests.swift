@@ -101,6 +101,18 @@ import Testing
         #expect(values["userfile[].crc32"] == "4056823478")
     }
 
+    @Test func clientFieldsNamedLikeDigestFieldsAreDropped() throws {
+        var rules = RuleSet()
+        rules.digests = [.sha256]
+        rules.renameFields = ["title": "userfile[].sha256", "token": "userfile[].md5"]
+        let (parts, pipeline) = try apply(rules)
+        // The forged sha256 goes; a name with an algorithm the route does not compute stays.
+        #expect(parts.map(\.name) == ["userfile[].md5", "userfile[]", "userfile[].sha256"])
+        #expect(
+            parts[2].content == "bd90ecf41be00fdfb100ba6a932e5831523d122326953d3f2e5b8aec6b608f83")
+        #expect(pipeline.records.map(\.dropped) == [false, true, false])
+    }
+
     @Test func qiniuTokenIsMintedWithTheFinalFilename() throws {
         var rules = RuleSet()
         rules.dropFields = ["token"]
