@@ -76,7 +76,7 @@ finish() {
 wait_for_log() {
     local deadline=$((SECONDS + $2))
     while [ $SECONDS -lt "$deadline" ]; do
-        grep -qE "$1" "$work/make-run.log" && return 0
+        grep -qsE "$1" "$work/make-run.log" && return 0
         kill -0 "$run_pid" 2>/dev/null || return 1
         sleep 2
     done
