@@ -76,23 +76,6 @@ import Testing
             ]),
     ]
 
-    /// PHP's built-in server running `docker/php/upload.php`, once it accepts.
-    func startPHP() throws -> (ServerProcess, Int) {
-        let probe = try FakeUpstream(.silent)
-        let port = probe.port
-        probe.stop()
-        let server = try ServerProcess(
-            try tool("php"),
-            ["-S", "127.0.0.1:\(port)", packageRoot.appendingPathComponent("docker/php/upload.php").path],
-            waitForListening: false)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if (try? RawClient(port: port)) != nil { return (server, port) }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw TestFailure("php -S did not start: \(server.stderr)")
-    }
-
     /// Sends `body` with `contentType` to `path` on a connection of its own (closed after the
     /// answer, so a response without a length ends) and returns the response, de-chunked.
     func post(_ proxy: ServerProcess, _ path: String, _ contentType: String, _ body: [UInt8]) throws -> (
@@ -104,24 +87,9 @@ import Testing
                 + "Content-Length: \(body.count)\r\n\r\n")
         client.send(body)
         let response = try #require(client.readResponse())
-        guard response.head.lowercased().contains("\r\ntransfer-encoding: chunked") else { return response }
-        return (response.status, response.head, try Self.dechunked(response.body))
-    }
-
-    /// The payload of a chunked body (no extensions or trailers expected).
-    static func dechunked(_ body: [UInt8]) throws -> [UInt8] {
-        var out: [UInt8] = []
-        var rest = body[...]
-        while let lineEnd = rest.firstRange(of: Array("\r\n".utf8)) {
-            let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self), radix: 16)
-            guard let size, rest.count >= lineEnd.upperBound - rest.startIndex + size + 2 else {
-                throw TestFailure("bad chunked body")
-            }
-            if size == 0 { return out }
-            out += rest[lineEnd.upperBound..<(lineEnd.upperBound + size)]
-            rest = rest[(lineEnd.upperBound + size + 2)...]
-        }
-        throw TestFailure("chunked body without its last chunk")
+        // Framing read the same way as a forwarded request's (chunks undone).
+        let body = ForwardedRequest(Array((response.head + "\r\n\r\n").utf8) + response.body).body
+        return (response.status, response.head, body)
     }
 
     /// What a server reported, in one shape: fields, and files by field name.
@@ -153,31 +121,6 @@ import Testing
                 sha256: file["sha256"] as? String ?? "?")
         }
         return (fields, byField)
-    }
-
-    /// The request the raw upstream got, once its Content-Length body is whole: the boundary
-    /// of its Content-Type and the body.
-    func rawRequest(_ upstream: FakeUpstream) throws -> (boundary: String, head: String, body: [UInt8]) {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let received = upstream.bytesReceived
-            if let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
-                let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
-                let lines = head.split(separator: "\r\n").map(String.init)
-                let length = lines.first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap {
-                        Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
-                    }
-                let type = lines.first { $0.lowercased().hasPrefix("content-type:") } ?? ""
-                if let length, received.count - end.upperBound >= length,
-                    let boundary = type.components(separatedBy: "boundary=").last
-                {
-                    return (boundary, head, Array(received[end.upperBound..<(end.upperBound + length)]))
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw TestFailure("the raw upstream got no whole request: \(upstream.bytesReceived.count) bytes")
     }
 
     @Test(arguments: captures)
@@ -216,10 +159,11 @@ import Testing
 
         let response = try post(proxy, "/raw/upload", capture.contentType, body)
         #expect(response.status == 200)
-        let request = try rawRequest(raw)
-        #expect(request.head.contains("Content-Type: multipart/form-data; boundary=\(request.boundary)\r\n"))
+        let request = try raw.request(after: 0)
+        let boundary = try #require(ForwardedRequest(raw.bytesReceived).boundary, "no forwarded boundary")
+        #expect(request.values("Content-Type") == ["multipart/form-data; boundary=\(boundary)"])
         let expected = String(decoding: capture.canonical, as: UTF8.self)
-            .replacingOccurrences(of: "{B}", with: request.boundary)
+            .replacingOccurrences(of: "{B}", with: boundary)
         #expect(String(decoding: request.body, as: UTF8.self) == expected)
         #expect(request.body == Array(expected.utf8))
 
@@ -292,10 +236,7 @@ import Testing
                 + "Content-Length: \(body.count + epilogue.count)\r\n\r\n")
         client.send(body)
         // Wait until the part's content reached the upstream: the body is being streamed.
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, raw.bytesReceived.firstRange(of: Array("STREAMED-CONTENT".utf8)) == nil {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        eventually { raw.bytesReceived.firstRange(of: Array("STREAMED-CONTENT".utf8)) != nil }
         let streamed = raw.bytesReceived
         try #require(streamed.firstRange(of: Array("STREAMED-CONTENT".utf8)) != nil, "nothing was streamed")
         client.send(epilogue)
