@@ -41,7 +41,6 @@ final class Worker {
     private var acceptErrors = AcceptErrorTally(pause: Listener.errorPauseMilliseconds)
     /// Writes the accept failures counted since the last line, once its interval is over.
     private var acceptErrorReport: Timer?
-    private var acceptErrorReportArmed = false
 
     init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)
         throws(EventLoopError)
@@ -109,14 +108,13 @@ final class Worker {
         let now = base.nowMilliseconds
         if let line = acceptErrors.failed(errno: error, now: now) {
             logAcceptErrors(line)
-        } else if !acceptErrorReportArmed, let due = acceptErrors.reportDue {
-            acceptErrorReportArmed = true
+        } else if let due = acceptErrors.reportDue {
+            // The deadline is fixed (an interval after the last line): re-arming keeps it.
             acceptErrorReport?.schedule(milliseconds: max(1, due - now))
         }
     }
 
     private func reportAcceptErrors() {
-        acceptErrorReportArmed = false
         if let line = acceptErrors.report(now: base.nowMilliseconds) { logAcceptErrors(line) }
     }
 
