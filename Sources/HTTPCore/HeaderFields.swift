@@ -35,20 +35,29 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     }
 
     /// Where one field's name and value sit in `storage`.
+    @usableFromInline
     struct Span: Sendable {
-        var nameStart: UInt32
-        var nameCount: UInt32
-        var valueStart: UInt32
-        var valueCount: UInt32
+        @usableFromInline var nameStart: UInt32
+        @usableFromInline var nameCount: UInt32
+        @usableFromInline var valueStart: UInt32
+        @usableFromInline var valueCount: UInt32
 
-        var name: Range<Int> { Int(nameStart)..<Int(nameStart + nameCount) }
-        var value: Range<Int> { Int(valueStart)..<Int(valueStart + valueCount) }
+        @inlinable
+        init(nameStart: UInt32, nameCount: UInt32, valueStart: UInt32, valueCount: UInt32) {
+            self.nameStart = nameStart
+            self.nameCount = nameCount
+            self.valueStart = valueStart
+            self.valueCount = valueCount
+        }
+
+        @usableFromInline var name: Range<Int> { Int(nameStart)..<Int(nameStart + nameCount) }
+        @usableFromInline var value: Range<Int> { Int(valueStart)..<Int(valueStart + valueCount) }
     }
 
     /// The bytes the fields are in: the parsed head, then the bytes of fields added later.
-    private(set) var storage: [UInt8]
+    @usableFromInline private(set) var storage: [UInt8]
     /// The fields in order.
-    private(set) var spans: [Span]
+    @usableFromInline private(set) var spans: [Span]
 
     /// Creates an empty list.
     public init() {
@@ -99,6 +108,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
 
     /// Appends a field given as bytes (copied into the buffer), keeping any earlier field of
     /// the same name.
+    @inlinable
     public mutating func append(name: some Collection<UInt8>, value: some Collection<UInt8>) {
         spans.append(store(name: name, value: value))
     }
@@ -114,7 +124,8 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     }
 
     /// Copies a name and a value to the end of the buffer.
-    private mutating func store(name: some Collection<UInt8>, value: some Collection<UInt8>) -> Span {
+    @inlinable
+    mutating func store(name: some Collection<UInt8>, value: some Collection<UInt8>) -> Span {
         let nameStart = storage.count
         storage.append(contentsOf: name)
         let valueStart = storage.count
@@ -166,6 +177,7 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     }
 
     /// `set(name:value:)` for a name and a value given as bytes (copied into the buffer).
+    @inlinable
     public mutating func set(name: some Collection<UInt8>, value: some Collection<UInt8>) {
         let span = store(name: name, value: value)
         guard let first = spans.indices.first(where: { sameName(spans[$0], span) }) else {
@@ -184,7 +196,8 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     }
 
     /// Whether two fields' names are equal, ignoring ASCII case.
-    private func sameName(_ span: Span, _ other: Span) -> Bool {
+    @usableFromInline
+    func sameName(_ span: Span, _ other: Span) -> Bool {
         storage.withUnsafeBufferPointer { bytes in
             Self.equalsIgnoringCase(bytes, span.name, UnsafeBufferPointer(rebasing: bytes[other.name]))
         }
