@@ -16,7 +16,8 @@ TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chr
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
-BENCH_PACKAGES := nginx golang-go gnuplot-nox
+# strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter).
+BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 FORMAT_PATHS := Package.swift Sources Tests Fuzz

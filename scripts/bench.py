@@ -22,6 +22,12 @@ other round); medians are reported with the ratios to nginx and to direct, CPU s
 GiB or microseconds per request of the proxy, the sink and the generator (utime + stime
 from /proc, before and after), and the proxy's peak RSS (VmHWM).
 
+Then the profile phase (also alone: `bench.py --profile`, which leaves the docs alone): the 4 KiB
+case once more for nginx and each FormGate candidate, a fresh process each, under
+scripts/profile/alloccount.c (an LD_PRELOAD allocation counter built here with cc): allocations
+per request, syscalls per request by kind (`strace -c -f`), the top symbols (`perf record -g`,
+when perf can sample). BENCH_PROFILE_SECONDS (4) is the length of each of its windows.
+
 A full run rewrites docs/benchmarks.md, docs/benchmarks.png (gnuplot) and the block between
 the bench markers in README.md: every figure there comes from this script. Environment:
 BENCH_REPEATS (3), BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all),
@@ -30,7 +36,7 @@ skips it), BENCH_BINARY (the formgate binary), BENCH_CORRUPT (N: the generator f
 file byte in every Nth upload after hashing; the run must then fail). A run with a subset of
 the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the docs alone.
 """
-import json, os, re, shutil, signal, socket, statistics, subprocess, sys, time
+import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 binary = os.environ.get("BENCH_BINARY", os.path.join(root, ".build/release/formgate"))
@@ -41,6 +47,10 @@ large_mib = int(os.environ.get("BENCH_LARGE_MIB", "1024"))
 small_seconds = int(os.environ.get("BENCH_SMALL_SECONDS", "8"))
 rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
 corrupt = int(os.environ.get("BENCH_CORRUPT", "0"))
+profile_seconds = int(os.environ.get("BENCH_PROFILE_SECONDS", "4"))
+profile_only = sys.argv[1:] == ["--profile"]
+if sys.argv[1:] and not profile_only:
+    sys.exit("usage: bench.py [--profile]")
 cores = os.cpu_count() or 1
 ALL_CANDIDATES = "direct nginx gorewriter passthrough reencode rules digests".split()
 ALL_CASES = ["1x", "8x", "small"]
@@ -197,8 +207,8 @@ http {{
 """
 
 
-def start(candidate, sink_port):
-    """Starts a fresh candidate process: (process or None, port)."""
+def start(candidate, sink_port, env=None):
+    """Starts a fresh candidate process: (process or None, port); `env` replaces the environment."""
     if candidate == "direct":
         return None, sink_port
     if candidate == "gorewriter":
@@ -209,11 +219,11 @@ def start(candidate, sink_port):
         os.makedirs(temp, exist_ok=True)
         config = os.path.join(temp, "nginx.conf")
         open(config, "w").write(nginx_config(port, sink_port, temp))
-        process = spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp], "nginx.log")
+        process = spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp], "nginx.log", env=env)
     else:
         config = os.path.join(work, f"{candidate}.yaml")
         open(config, "w").write(formgate_config(candidate, port, sink_port))
-        process = spawn([binary, "run", "-c", config], f"{candidate}.log")
+        process = spawn([binary, "run", "-c", config], f"{candidate}.log", env=env)
     wait_for(port, process)
     return process, port
 
@@ -304,6 +314,174 @@ def median_of(samples, key):
     return statistics.median(values) if values else None
 
 
+# --- the profile phase: where one 4 KiB upload's cost goes
+PROFILED = ["nginx", "passthrough", "reencode", "rules", "digests"]
+
+
+def build_counter():
+    """scripts/profile/alloccount.c, our LD_PRELOAD allocation counter, built with Debian's cc."""
+    library = os.path.join(tools, "alloccount.so")
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", library,
+                    os.path.join(root, "scripts/profile/alloccount.c")], check=True)
+    return library
+
+
+def allocation_counts(path):
+    """allocation calls, reallocs, frees, bytes requested (the counter's shared file)."""
+    return struct.unpack("<4Q", open(path, "rb").read(32))
+
+
+def served(sink_port, window):
+    """Runs `window()` (a load run) and returns the requests the sink verified meanwhile."""
+    before = sink_stats(sink_port)
+    out = window()
+    delta = verify("profile", out, before, sink_stats(sink_port))
+    return delta["verified"]
+
+
+def traced_syscalls(candidate, process, load_window, sink_port):
+    """`strace -c -f` attached to the proxy's processes over one load window: calls per kind."""
+    pids = tree(process.pid)
+    output = os.path.join(work, f"strace-{candidate}.txt")
+    command = ["strace", "-c", "-f", "-o", output] + [arg for pid in pids for arg in ("-p", str(pid))]
+    tracer = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    attached = 0
+    while attached < len(pids):
+        line = tracer.stderr.readline()
+        if not line:
+            raise BenchFailure(f"strace did not attach to {candidate} ({tracer.wait()})")
+        attached += "attached" in line
+    requests = served(sink_port, load_window)
+    tracer.send_signal(signal.SIGINT)
+    tracer.communicate(timeout=60)
+    calls = {}
+    for line in open(output).read().splitlines():
+        fields = line.split()
+        if len(fields) in (5, 6) and fields[0][0].isdigit() and fields[-1] != "total":
+            calls[fields[-1]] = int(fields[3])
+    return requests, calls
+
+
+def sampled_symbols(candidate, process, load_window, sink_port, limit=12):
+    """`perf record -g` over one load window: the symbols with the most samples of their own."""
+    if not shutil.which("perf"):
+        return None
+    data = os.path.join(work, f"perf-{candidate}.data")
+    if os.path.exists(data):
+        os.remove(data)
+    pids = ",".join(str(pid) for pid in tree(process.pid))
+    recorder = subprocess.Popen(["perf", "record", "-F", "1999", "-g", "-o", data, "-p", pids],
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "perf.log"), "ab"))
+    for _ in range(200):  # perf writes the file's header once it is recording
+        if os.path.exists(data) and os.path.getsize(data) > 0 or recorder.poll() is not None:
+            break
+        time.sleep(0.05)
+    if recorder.poll() is not None:
+        return None  # perf cannot sample in this machine
+    served(sink_port, load_window)
+    recorder.send_signal(signal.SIGINT)
+    recorder.wait(60)
+    report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "-g", "none",
+                             "--sort", "dso,symbol", "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+    rows = []
+    for line in report.splitlines():
+        match = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)$", line)
+        if match:
+            rows.append((float(match.group(1)), match.group(2), re.split(r"\s{2,}", match.group(4).strip())[0]))
+    demangled = demangle([symbol for _, _, symbol in rows[:limit]])
+    return [(share, dso, name) for (share, dso, _), name in zip(rows[:limit], demangled)]
+
+
+def demangle(symbols):
+    """Swift symbols made readable by the toolchain's swift-demangle (left as they are without it)."""
+    tool = shutil.which("swift-demangle") or "/opt/swift/usr/bin/swift-demangle"
+    if not symbols or not os.path.exists(tool):
+        return symbols
+    done = subprocess.run([tool, "--simplified", "--compact"], input="\n".join(symbols) + "\n", capture_output=True,
+                          text=True)
+    names = done.stdout.splitlines()
+    if len(names) != len(symbols):
+        return symbols
+    return [name if len(name) <= 110 else name[:107] + "..." for name in names]
+
+
+def profile_candidate(candidate, sink_port, counter):
+    """One proxy process under the allocation counter: a warm-up, then a window each for
+    allocations and CPU, syscalls (strace) and samples (perf), every request verified."""
+    counts_file = os.path.join(work, f"alloccount-{candidate}.bin")
+    env = dict(os.environ, LD_PRELOAD=counter, ALLOCCOUNT_FILE=counts_file)
+    process, port = start(candidate, sink_port, env=env)
+    case = dict(conns=64, size=4096, seed=10000, duration=f"{profile_seconds}s")
+    window = lambda: load(port, MODES[candidate], **case)
+    try:
+        served(sink_port, lambda: load(port, MODES[candidate], **dict(case, duration="1s")))
+        counts0, cpu0 = allocation_counts(counts_file), cpu_seconds(process.pid)
+        requests = served(sink_port, window)
+        counts1, cpu1 = allocation_counts(counts_file), cpu_seconds(process.pid)
+        traced, calls = traced_syscalls(candidate, process, window, sink_port)
+        symbols = sampled_symbols(candidate, process, window, sink_port)
+    finally:
+        stop(process)
+    allocations, reallocations, frees, allocated = (b - a for a, b in zip(counts0, counts1))
+    return dict(requests=requests, cpu=(cpu1 - cpu0) / requests * 1e6, allocations=allocations / requests,
+                reallocations=reallocations / requests, frees=frees / requests, bytes=allocated / requests,
+                traced=traced, syscalls={name: count / traced for name, count in calls.items()}, symbols=symbols)
+
+
+def profile_phase(sink_port):
+    profiled = [candidate for candidate in PROFILED if candidate in candidates]
+    if not profiled:
+        return None
+    counter = build_counter()
+    results = {}
+    for candidate in profiled:
+        results[candidate] = profile_candidate(candidate, sink_port, counter)
+        figures = results[candidate]
+        print(f"bench: profile {candidate:12} {figures['requests']:,} requests: CPU {figures['cpu']:.1f} µs/req, "
+              f"{figures['allocations']:.1f} allocations/req, {sum(figures['syscalls'].values()):.2f} syscalls/req",
+              flush=True)
+    return profile_section(results)
+
+
+def profile_section(results):
+    """The "Where the time goes" section: every figure from the windows just measured."""
+    names = list(results)
+    lines = ["Where the time goes", "",
+             f"`scripts/bench.py --profile` (also part of `make bench`): the 4 KiB × 64 connections case again, each "
+             f"proxy in a fresh process under `scripts/profile/alloccount.c` (an LD_PRELOAD counter of malloc, calloc, "
+             f"realloc and the aligned allocators), after a 1 s warm-up, in three {profile_seconds} s windows: "
+             "allocations and CPU (utime + stime from `/proc`, with the counter loaded), syscalls (`strace -c -f` "
+             "attached to every process of the proxy), samples (`perf record -g`). Per request means per request "
+             "the sink verified in that window. nginx allocates from its own per-request pools (`ngx_palloc`), so "
+             "its malloc count is the pools' blocks, not every object; strace slows every candidate, so its counts "
+             "per request hold but its timings do not.", "",
+             "| candidate | requests | CPU µs/req | allocations/req | reallocs/req | frees/req | bytes allocated/req "
+             "| syscalls/req |", "|---|" + "---:|" * 7]
+    for name in names:
+        r = results[name]
+        lines.append(f"| {LABELS[name]} | {r['requests']:,} | {r['cpu']:.1f} | {r['allocations']:.1f} | "
+                     f"{r['reallocations']:.1f} | {r['frees']:.1f} | {r['bytes']:,.0f} | "
+                     f"{sum(r['syscalls'].values()):.2f} |")
+    kinds = sorted({kind for name in names for kind, count in results[name]["syscalls"].items() if count >= 0.01},
+                   key=lambda kind: -max(results[name]["syscalls"].get(kind, 0) for name in names))
+    lines += ["", "**Syscalls per request, by kind** (`strace -c`; kinds under 0.01 per request left out)", "",
+              "| syscall | " + " | ".join(LABELS[name] for name in names) + " |", "|---|" + "---:|" * len(names)]
+    for kind in kinds:
+        lines.append(f"| `{kind}` | " + " | ".join(f"{results[name]['syscalls'].get(kind, 0):.2f}" for name in names)
+                     + " |")
+    lines.append("")
+    for name in names:
+        symbols = results[name]["symbols"]
+        if symbols is None:
+            lines += [f"**{LABELS[name]}**: perf could not sample on this machine.", ""]
+            continue
+        lines += [f"**Top symbols, {LABELS[name]}** (`perf report --no-children`, share of the proxy's samples)", "",
+                  "| self | object | symbol |", "|---:|---|---|"]
+        lines += [f"| {share:.1f}% | `{dso}` | `{symbol.replace('|', '¦')}` |" for share, dso, symbol in symbols]
+        lines.append("")
+    return lines
+
+
 # --- the run
 def main():
     shutil.rmtree(work, ignore_errors=True)
@@ -317,6 +495,11 @@ def main():
         parser_table = run([parser_binary, "--markdown"])
         print(parser_table, flush=True)
     sink, sink_port = spawn_go([os.path.join(tools, "sink")], "sink.log")
+    if profile_only:
+        section = profile_phase(sink_port)
+        print("\n" + "\n".join(heading("##", section or ["Where the time goes", "", "(no candidate to profile)"])))
+        print("\nbench: the profile phase alone (--profile): docs left alone.")
+        return
     table = case_table()
     cases = [key for key in ALL_CASES if key in wanted]
     results = {key: {candidate: [] for candidate in candidates} for key in cases}
@@ -345,6 +528,7 @@ def main():
         print(f"bench: 8 × {rss_gib} GiB through {heavy}: {memory[1]['value']:,.0f} MB/s, "
               f"peak RSS {memory[1]['rss']:.1f} MiB", flush=True)
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
+    profile = None if partial else profile_phase(sink_port)
     tables = headline(results, cases, table) + summary(results, cases, table)
     print(f"\nbench: the sink verified all {verified[0]:,} requests ({verified[1] / (1 << 30):,.1f} GiB of file "
           f"content, byte for byte): 0 mismatches, 0 unverified.\n")
@@ -352,7 +536,8 @@ def main():
     if partial:
         print("\nbench: a partial run (BENCH_CASES, BENCH_CANDIDATES or BENCH_CORRUPT): docs left alone.")
         return
-    write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured)
+    print("\n" + "\n".join(heading("##", profile or [])))
+    write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured, profile)
 
 
 def shown(figures, small):
@@ -433,7 +618,7 @@ def facts():
                 formgate=version([binary, "version"]))
 
 
-def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f):
+def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f, profile):
     today = time.strftime("%Y-%m-%d")
     header = [f"`make bench` (`scripts/bench.py`) on {today}, commit `{f['commit']}`, {f['formgate']} (release build), "
               f"nginx {f['nginx']}, Go {f['go']}; {cores} cores ({f['cpu']}), Linux {f['kernel']}, loopback. "
@@ -491,7 +676,8 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
     plot = plot_png(results, cases, table)
     body = (["# Benchmarks", "", "Generated by `scripts/bench.py` (`make bench`); do not edit by hand.", ""] + header +
             ["## The proxy, side by side", ""] + tables + memory_line +
-            ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + heading("##", parser) + rounds +
+            ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + heading("##", parser) +
+            heading("##", profile or []) + rounds +
             [""] + configs +
             [""])
     open(os.path.join(root, "docs/benchmarks.md"), "w").write("\n".join(body))

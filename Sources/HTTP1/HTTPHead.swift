@@ -112,32 +112,51 @@ public struct ResponseHead: Equatable, Sendable {
 extension HeaderFields {
     /// Appends `Name: value\r\n` for each field, then the blank line.
     public func appendSerialized(to out: inout [UInt8]) {
-        for field in self {
-            out.append(contentsOf: field.name)
+        out.reserveCapacity(out.count + serializedCount)
+        forEachField { name, value in
+            out.append(contentsOf: name)
             out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: field.value)
+            out.append(contentsOf: value)
             out.append(contentsOf: [0x0D, 0x0A])
         }
         out.append(contentsOf: [0x0D, 0x0A])
     }
 }
 
-/// The lower-cased tokens of every `Connection` header.
+/// The tokens of every `Connection` header, read in place: comma-separated, whitespace
+/// trimmed, compared without regard to ASCII case.
 struct ConnectionTokens {
-    let tokens: [String]
+    let headers: HeaderFields
 
     init(_ headers: HeaderFields) {
-        var tokens: [String] = []
-        for field in headers where asciiCaseInsensitiveEquals(field.name, "connection".utf8) {
-            for token in field.valueString.split(separator: ",") {
-                let trimmed = token.trimmingWhitespace().lowercased()
-                if !trimmed.isEmpty { tokens.append(trimmed) }
-            }
-        }
-        self.tokens = tokens
+        self.headers = headers
     }
 
-    func contains(_ token: String) -> Bool { tokens.contains(token) }
+    /// Whether some `Connection` field lists `token` (ASCII, any case).
+    func contains(_ token: String) -> Bool {
+        var found = false
+        forEachToken { candidate in
+            if asciiCaseInsensitiveEquals(candidate, token.utf8) { found = true }
+        }
+        return found
+    }
+
+    /// Calls `body` with each non-empty token (borrowed bytes), in order.
+    func forEachToken(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        headers.forEachField { name, value in
+            guard asciiCaseInsensitiveEquals(name, "connection".utf8) else { return }
+            var start = 0
+            while start <= value.count {
+                let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.count
+                var first = start
+                var last = end
+                while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
+                while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
+                if last > first { body(UnsafeBufferPointer(rebasing: value[first..<last])) }
+                start = end + 1
+            }
+        }
+    }
 }
 
 extension Substring {

@@ -85,8 +85,9 @@ public enum HeadParser {
         return version
     }
 
+    /// The header fields, as spans of the head's own bytes (no copy per field).
     static func parseFields(_ lines: inout Lines, limits: Limits) throws(HTTP1Error) -> HeaderFields {
-        var headers = HeaderFields()
+        var headers = HeaderFields(buffer: lines.bytes)
         headers.reserveCapacity(16)
         while let (line, offset) = try lines.next() {
             if line.isEmpty { return headers }
@@ -106,7 +107,7 @@ public enum HeadParser {
             while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
             while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
             guard headers.count < limits.fields else { throw HTTP1Error(.tooManyHeaders, at: offset) }
-            headers.append(HeaderFields.Field(name: Array(name), value: Array(value)))
+            headers.appendField(name: name.indices, value: value.indices)
         }
         throw HTTP1Error(.invalidStartLine)
     }
@@ -132,7 +133,7 @@ public enum HeadParser {
                 throw HTTP1Error(.invalidTarget, at: offset)
             }
             let path = rest.dropFirst(authority.count)
-            headers.set(name: "Host", value: String(decoding: authority, as: UTF8.self))
+            headers.set(name: "Host".utf8, value: authority)
             let pathOffset = offset + scheme.utf8.count + authority.count
             if path.first == UInt8(ascii: "/") {
                 return try RequestTarget(normalizing: path, at: pathOffset).originForm
@@ -146,7 +147,7 @@ public enum HeadParser {
     static func validateHost(_ headers: HeaderFields, version: HTTPVersion) throws(HTTP1Error) {
         let count = headers.count(of: "Host")
         guard count <= 1, count == 1 || version == .http10 else { throw HTTP1Error(.invalidHost) }
-        guard let host = headers.first("Host") else { return }
+        guard let host = headers.firstValue("Host") else { return }
         guard !host.isEmpty, host.allSatisfy(isHostChar) else { throw HTTP1Error(.invalidHost) }
     }
 
@@ -156,7 +157,7 @@ public enum HeadParser {
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
-            return Array("-._~!$&'()*+,;=%:[]".utf8).contains(byte)
+            return "-._~!$&'()*+,;=%:[]".utf8.contains(byte)
         }
     }
 }
@@ -164,7 +165,8 @@ public enum HeadParser {
 /// The lines of a head: split at LF with one CR before it removed; any other CR, a NUL or
 /// another control (except tab) is refused, and with `requireCRLF` a LF without its CR.
 struct Lines {
-    private let bytes: [UInt8]
+    /// The whole head (the lines are slices of it).
+    let bytes: [UInt8]
     private let requireCRLF: Bool
     private var position = 0
 

@@ -28,7 +28,7 @@ public enum MessageFraming {
             return .chunked
         }
         guard lengths > 0 else { return .none }
-        guard lengths == 1, let length = parseContentLength(head.headers.first("Content-Length")!) else {
+        guard lengths == 1, let length = parseContentLength(head.headers.firstValue("Content-Length")!) else {
             throw HTTP1Error(.invalidContentLength)
         }
         return length == 0 ? .none : .length(length)
@@ -48,7 +48,7 @@ public enum MessageFraming {
         }
         let lengths = head.headers.count(of: "Content-Length")
         guard lengths > 0 else { return .untilClose }
-        guard lengths == 1, let length = parseContentLength(head.headers.first("Content-Length")!) else {
+        guard lengths == 1, let length = parseContentLength(head.headers.firstValue("Content-Length")!) else {
             throw HTTP1Error(.invalidContentLength)
         }
         return .length(length)
@@ -56,13 +56,20 @@ public enum MessageFraming {
 
     /// The transfer codings of every Transfer-Encoding field, lower-cased, in order.
     static func transferCodings(_ headers: HeaderFields) -> [String] {
-        headers.filter { asciiCaseInsensitiveEquals($0.name, "transfer-encoding".utf8) }
-            .flatMap { $0.valueString.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingWhitespace().lowercased() }
+        var codings: [String] = []
+        headers.forEachField { name, value in
+            guard asciiCaseInsensitiveEquals(name, "transfer-encoding".utf8) else { return }
+            for coding in String(decoding: value, as: UTF8.self).split(
+                separator: ",", omittingEmptySubsequences: false)
+            {
+                codings.append(coding.trimmingWhitespace().lowercased())
+            }
+        }
+        return codings
     }
 
     /// `1*DIGIT` that fits in an Int64; anything else (signs, spaces, lists) is `nil`.
-    public static func parseContentLength(_ value: [UInt8]) -> Int64? {
+    public static func parseContentLength(_ value: some Collection<UInt8>) -> Int64? {
         guard !value.isEmpty, value.count <= 18, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             return nil
         }
@@ -80,10 +87,16 @@ extension HeaderFields {
 
     /// Removes hop-by-hop fields and the fields that `Connection` names, in one pass.
     public mutating func removeHopByHop() {
-        let named = ConnectionTokens(self).tokens.map { Array($0.utf8) }
-        removeAll { field in
-            Self.hopByHopBytes.contains { asciiCaseInsensitiveEquals(field.name, $0) }
-                || named.contains { asciiCaseInsensitiveEquals(field.name, $0) }
-        }
+        let tokens = ConnectionTokens(self)
+        removeFields(whereName: { name in
+            guard !Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) }) else {
+                return true
+            }
+            var named = false
+            tokens.forEachToken { token in
+                if asciiCaseInsensitiveEquals(name, token) { named = true }
+            }
+            return named
+        })
     }
 }

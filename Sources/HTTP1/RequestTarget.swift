@@ -31,6 +31,16 @@ public struct RequestTarget: Equatable, Sendable {
     /// - Throws: `.invalidTarget`, `.invalidPercentEncoding`, `.encodedSeparator` or
     ///   `.targetAboveRoot`.
     public init(normalizing target: some Collection<UInt8>, at offset: Int = 0) throws(HTTP1Error) {
+        // The common case reads the caller's bytes in place; only a path to rewrite is copied.
+        let normal = target.withContiguousStorageIfAvailable { bytes in
+            Self.normalForm(bytes).map {
+                RequestTarget(originForm: String(decoding: bytes, as: UTF8.self), pathLength: $0)
+            }
+        }
+        if let normal = normal ?? nil {
+            self = normal
+            return
+        }
         let bytes = Array(target)
         guard bytes.first == UInt8(ascii: "/") else { throw HTTP1Error(.invalidTarget, at: offset) }
         let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
@@ -49,10 +59,27 @@ public struct RequestTarget: Equatable, Sendable {
         originForm = String(decoding: path, as: UTF8.self)
     }
 
+    private init(originForm: String, pathLength: Int) {
+        self.originForm = originForm
+        self.pathLength = pathLength
+    }
+
+    /// The path length of a target that is valid and already in normal form, else `nil` (the
+    /// caller then takes the general path, which also finds the error).
+    private static func normalForm(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes.first == UInt8(ascii: "/") else { return nil }
+        let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+        guard bytes[pathEnd...].dropFirst().allSatisfy(ByteClass.isQueryChar), isNormal(bytes[..<pathEnd])
+        else {
+            return nil
+        }
+        return pathEnd
+    }
+
     /// Whether `path` is already in normal form: only bytes a segment carries raw, and no
     /// empty segment or segment starting with `.` or `;` (cheap to check, and what nearly
     /// every client sends).
-    private static func isNormal(_ path: ArraySlice<UInt8>) -> Bool {
+    private static func isNormal(_ path: some Collection<UInt8>) -> Bool {
         var previous = UInt8(ascii: "/")
         for byte in path.dropFirst() {
             if previous == UInt8(ascii: "/") {

@@ -62,7 +62,7 @@ extension ContentDisposition {
     ///
     /// - Throws: `HTTPCoreError` naming the reason and the byte offset within `value`.
     public static func parse(_ value: some Collection<UInt8>) throws(HTTPCoreError) -> ContentDisposition {
-        var scanner = ParameterScanner(Array(value))
+        var scanner = ParameterScanner(value)
         scanner.skipWhitespace()
         let type = scanner.token()
         guard !type.isEmpty else {
@@ -72,7 +72,9 @@ extension ContentDisposition {
         if !asciiCaseInsensitiveEquals(type, "form-data".utf8) { result.type = type.lowercasedASCIIString }
         var plainFilename: [UInt8]?
         var extendedFilename: [UInt8]?
-        var seen: [ArraySlice<UInt8>] = []
+        // `name`, `filename` and `filename*` seen (bits 0, 1, 2), without an array for them.
+        var seenKnown: UInt8 = 0
+        var seenOthers: [ArraySlice<UInt8>] = []
         var more = try scanner.parameterSeparator()
         while more {
             scanner.skipWhitespace()
@@ -95,11 +97,18 @@ extension ContentDisposition {
                 throw HTTPCoreError(.invalidParameter, at: scanner.index)
             }
             scanner.skipWhitespace()
-            guard !seen.contains(where: { asciiCaseInsensitiveEquals($0, name) }) else {
+            let isExtendedFilename = asciiCaseInsensitiveEquals(name, "filename*".utf8)
+            let known: UInt8 =
+                asciiCaseInsensitiveEquals(name, "name".utf8)
+                ? 1 : asciiCaseInsensitiveEquals(name, "filename".utf8) ? 2 : isExtendedFilename ? 4 : 0
+            let repeated =
+                known != 0
+                ? seenKnown & known != 0 : seenOthers.contains { asciiCaseInsensitiveEquals($0, name) }
+            guard !repeated else {
                 throw HTTPCoreError(.duplicateParameter(name.lowercasedASCIIString), at: nameStart)
             }
-            seen.append(name)
-            let isExtendedFilename = asciiCaseInsensitiveEquals(name, "filename*".utf8)
+            seenKnown |= known
+            if known == 0 { seenOthers.append(name) }
             let valueStart = scanner.index
             let value: [UInt8]
             let quoted = scanner.current == UInt8(ascii: "\"")

@@ -2,6 +2,13 @@
 /// raw bytes (obs-text and UTF-8 pass through untouched).
 ///
 /// Order and duplicates are kept as received; lookups return the first match.
+///
+/// Storage is one byte buffer and one array of spans (where each field's name and value sit
+/// in it), not two arrays per field: a parser hands over the bytes it parsed the head from
+/// (`init(buffer:)`, `appendField(name:value:)`) and no field costs an allocation. Lookups,
+/// `forEachField(_:)` and `removeFields(whereName:)` read the buffer in place; `Field` values are
+/// made (copied) only where a caller asks for one: iterating, `fields`, `removeAll(where:)`.
+/// Fields that are added or replaced append their bytes to the buffer.
 public struct HeaderFields: Equatable, Sendable, Sequence {
     /// One header field as received.
     public struct Field: Equatable, Sendable {
@@ -27,108 +34,295 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
         public var valueString: String { String(decoding: value, as: UTF8.self) }
     }
 
-    /// The fields in the order received.
-    public private(set) var fields: [Field]
+    /// Where one field's name and value sit in `storage`.
+    @usableFromInline
+    struct Span: Sendable {
+        @usableFromInline var nameStart: UInt32
+        @usableFromInline var nameCount: UInt32
+        @usableFromInline var valueStart: UInt32
+        @usableFromInline var valueCount: UInt32
+
+        @inlinable
+        init(nameStart: UInt32, nameCount: UInt32, valueStart: UInt32, valueCount: UInt32) {
+            self.nameStart = nameStart
+            self.nameCount = nameCount
+            self.valueStart = valueStart
+            self.valueCount = valueCount
+        }
+
+        @usableFromInline var name: Range<Int> { Int(nameStart)..<Int(nameStart + nameCount) }
+        @usableFromInline var value: Range<Int> { Int(valueStart)..<Int(valueStart + valueCount) }
+    }
+
+    /// The bytes the fields are in: the parsed head, then the bytes of fields added later.
+    @usableFromInline private(set) var storage: [UInt8]
+    /// The fields in order.
+    @usableFromInline private(set) var spans: [Span]
 
     /// Creates an empty list.
     public init() {
-        fields = []
+        storage = []
+        spans = []
+    }
+
+    /// Creates an empty list over `buffer`, the bytes a head was parsed from; add its fields
+    /// with `appendField(name:value:)`. The buffer is kept (shared, not copied).
+    public init(buffer: [UInt8]) {
+        storage = buffer
+        spans = []
     }
 
     /// Creates a list from name/value string pairs.
     public init(_ pairs: [(String, String)]) {
-        fields = pairs.map { Field($0.0, $0.1) }
+        self.init()
+        for (name, value) in pairs { append(name: name, value: value) }
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    public var count: Int { spans.count }
+
+    /// The fields in order, as `Field` values (each a copy of its bytes).
+    public var fields: [Field] { map { $0 } }
 
     /// Makes room for `capacity` fields.
     public mutating func reserveCapacity(_ capacity: Int) {
-        fields.reserveCapacity(capacity)
+        spans.reserveCapacity(capacity)
+    }
+
+    /// Makes room for `capacity` more bytes of names and values added with
+    /// `append(name:value:)`.
+    public mutating func reserveByteCapacity(_ capacity: Int) {
+        storage.reserveCapacity(storage.count + capacity)
+    }
+
+    /// Appends a field whose name and value are the given ranges of the buffer passed to
+    /// `init(buffer:)` (no copy). The ranges must lie inside that buffer.
+    public mutating func appendField(name: Range<Int>, value: Range<Int>) {
+        precondition(name.lowerBound >= 0 && name.upperBound <= storage.count, "name outside the buffer")
+        precondition(value.lowerBound >= 0 && value.upperBound <= storage.count, "value outside the buffer")
+        spans.append(
+            Span(
+                nameStart: UInt32(name.lowerBound), nameCount: UInt32(name.count),
+                valueStart: UInt32(value.lowerBound), valueCount: UInt32(value.count)))
+    }
+
+    /// Appends a field given as bytes (copied into the buffer), keeping any earlier field of
+    /// the same name.
+    @inlinable
+    public mutating func append(name: some Collection<UInt8>, value: some Collection<UInt8>) {
+        spans.append(store(name: name, value: value))
     }
 
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func append(_ field: Field) {
-        fields.append(field)
+        append(name: field.name, value: field.value)
     }
 
     /// Appends a field from strings.
     public mutating func append(name: String, value: String) {
-        fields.append(Field(name, value))
+        append(name: name.utf8, value: value.utf8)
+    }
+
+    /// Copies a name and a value to the end of the buffer.
+    @inlinable
+    mutating func store(name: some Collection<UInt8>, value: some Collection<UInt8>) -> Span {
+        let nameStart = storage.count
+        storage.append(contentsOf: name)
+        let valueStart = storage.count
+        storage.append(contentsOf: value)
+        return Span(
+            nameStart: UInt32(nameStart), nameCount: UInt32(valueStart - nameStart),
+            valueStart: UInt32(valueStart), valueCount: UInt32(storage.count - valueStart))
     }
 
     /// Removes every field called `name`.
     public mutating func removeAll(named name: String) {
-        removeAll { Self.name($0.name, is: name) }
-    }
-
-    /// Whether field name bytes spell `query`, ignoring ASCII case. Lookups run several times
-    /// per request: this compares lengths, then raw bytes, instead of iterating a `String`.
-    static func name(_ name: [UInt8], is query: String) -> Bool {
-        guard name.count == query.utf8.count else { return false }
-        let matched = query.utf8.withContiguousStorageIfAvailable { query in
-            name.withUnsafeBufferPointer { name in
-                for index in 0..<name.count where name[index] != query[index] {
-                    guard name[index].asciiLowercased == query[index].asciiLowercased else { return false }
-                }
-                return true
+        guard contains(name) else { return }
+        var query = name
+        query.withUTF8 { query in
+            storage.withUnsafeBufferPointer { bytes in
+                spans.removeAll { Self.equalsIgnoringCase(bytes, $0.name, query) }
             }
         }
-        return matched ?? asciiCaseInsensitiveEquals(name, query.utf8)
     }
 
-    /// Removes the fields `shouldRemove` picks (without copying shared storage when it picks
-    /// none).
+    /// Removes the fields `shouldRemove` picks (each offered as a `Field`, a copy: prefer
+    /// `removeFields(whereName:)` on a hot path).
     public mutating func removeAll(where shouldRemove: (Field) -> Bool) {
-        guard fields.contains(where: shouldRemove) else { return }
-        fields.removeAll(where: shouldRemove)
+        let kept = indices(where: { !shouldRemove(self.field(at: $0)) })
+        if kept.count != spans.count { spans = kept.map { spans[$0] } }
+    }
+
+    /// Removes the fields whose name `shouldRemove` picks. The name bytes are borrowed: valid
+    /// only during the call.
+    public mutating func removeFields(whereName shouldRemove: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        let picked = storage.withUnsafeBufferPointer { bytes in
+            spans.contains { shouldRemove(UnsafeBufferPointer(rebasing: bytes[$0.name])) }
+        }
+        guard picked else { return }
+        storage.withUnsafeBufferPointer { bytes in
+            spans.removeAll { shouldRemove(UnsafeBufferPointer(rebasing: bytes[$0.name])) }
+        }
     }
 
     /// Replaces every field called `name` with one field holding `value`, at the position of
     /// the first one (or at the end).
     public mutating func set(name: String, value: String) {
-        set(Field(name, value))
+        set(name: name.utf8, value: value.utf8)
     }
 
     /// `set(name:value:)` for a field given as bytes.
     public mutating func set(_ field: Field) {
-        if let index = fields.firstIndex(where: { asciiCaseInsensitiveEquals($0.name, field.name) }) {
-            fields[index] = field
-            var next = index + 1
-            while next < fields.count {
-                if asciiCaseInsensitiveEquals(fields[next].name, field.name) {
-                    fields.remove(at: next)
-                } else {
-                    next += 1
-                }
+        set(name: field.name, value: field.value)
+    }
+
+    /// `set(name:value:)` for a name and a value given as bytes (copied into the buffer).
+    @inlinable
+    public mutating func set(name: some Collection<UInt8>, value: some Collection<UInt8>) {
+        let span = store(name: name, value: value)
+        guard let first = spans.indices.first(where: { sameName(spans[$0], span) }) else {
+            spans.append(span)
+            return
+        }
+        spans[first] = span
+        var next = first + 1
+        while next < spans.count {
+            if sameName(spans[next], span) {
+                spans.remove(at: next)
+            } else {
+                next += 1
             }
-        } else {
-            fields.append(field)
         }
     }
 
-    /// The value bytes of the first field called `name`.
+    /// Whether two fields' names are equal, ignoring ASCII case.
+    @usableFromInline
+    func sameName(_ span: Span, _ other: Span) -> Bool {
+        storage.withUnsafeBufferPointer { bytes in
+            Self.equalsIgnoringCase(bytes, span.name, UnsafeBufferPointer(rebasing: bytes[other.name]))
+        }
+    }
+
+    /// The value bytes of the first field called `name` (a copy).
     public func first(_ name: String) -> [UInt8]? {
-        fields.first { Self.name($0.name, is: name) }?.value
+        firstValue(name).map(Array.init)
+    }
+
+    /// The value bytes of the first field called `name`, as a slice of the buffer (no copy).
+    public func firstValue(_ name: String) -> ArraySlice<UInt8>? {
+        firstIndex(name).map { storage[spans[$0].value] }
     }
 
     /// The value of the first field called `name`, decoded as UTF-8.
     public subscript(name: String) -> String? {
-        first(name).map { String(decoding: $0, as: UTF8.self) }
+        firstValue(name).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
-        fields.reduce(0) { $0 + (Self.name($1.name, is: name) ? 1 : 0) }
+        var total = 0
+        forEachSpan(named: name) { _ in
+            total += 1
+            return true
+        }
+        return total
     }
 
     /// True when a field called `name` is present.
     public func contains(_ name: String) -> Bool {
-        fields.contains { Self.name($0.name, is: name) }
+        firstIndex(name) != nil
     }
 
-    public func makeIterator() -> IndexingIterator<[Field]> {
-        fields.makeIterator()
+    /// Calls `body` with each field's name and value bytes in order, borrowed: valid only
+    /// during the call. No copy and no `Field` is made.
+    public func forEachField<E: Error>(
+        _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) throws(E) -> Void
+    ) throws(E) {
+        try storage.withUnsafeBufferPointer { (bytes) throws(E) in
+            for span in spans {
+                try body(
+                    UnsafeBufferPointer(rebasing: bytes[span.name]),
+                    UnsafeBufferPointer(rebasing: bytes[span.value]))
+            }
+        }
+    }
+
+    /// The bytes `Name: value\r\n` per field plus the final `\r\n` take.
+    public var serializedCount: Int {
+        spans.reduce(2) { $0 + Int($1.nameCount) + Int($1.valueCount) + 4 }
+    }
+
+    /// The field at `index` as a `Field` (a copy).
+    func field(at index: Int) -> Field {
+        Field(name: Array(storage[spans[index].name]), value: Array(storage[spans[index].value]))
+    }
+
+    /// The positions whose field `isIncluded` picks.
+    private func indices(where isIncluded: (Int) -> Bool) -> [Int] {
+        spans.indices.filter(isIncluded)
+    }
+
+    /// The position of the first field called `name`.
+    private func firstIndex(_ name: String) -> Int? {
+        var found: Int?
+        forEachSpan(named: name) { index in
+            found = index
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with the position of each field called `name` until it returns false.
+    private func forEachSpan(named name: String, _ body: (Int) -> Bool) {
+        var query = name
+        query.withUTF8 { query in
+            storage.withUnsafeBufferPointer { bytes in
+                for index in spans.indices where Self.equalsIgnoringCase(bytes, spans[index].name, query) {
+                    guard body(index) else { return }
+                }
+            }
+        }
+    }
+
+    /// Whether `bytes[range]` spells `query`, ignoring ASCII case: lengths first, then raw
+    /// bytes, folding case only where they differ.
+    static func equalsIgnoringCase(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ query: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        guard range.count == query.count else { return false }
+        var offset = 0
+        for index in range {
+            let byte = bytes[index]
+            let other = query[offset]
+            if byte != other, byte.asciiLowercased != other.asciiLowercased { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    public static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
+        guard lhs.spans.count == rhs.spans.count else { return false }
+        for (left, right) in zip(lhs.spans, rhs.spans) {
+            guard lhs.storage[left.name].elementsEqual(rhs.storage[right.name]),
+                lhs.storage[left.value].elementsEqual(rhs.storage[right.value])
+            else { return false }
+        }
+        return true
+    }
+
+    /// Iterates the fields as `Field` values (each a copy of its bytes).
+    public struct Iterator: IteratorProtocol {
+        let headers: HeaderFields
+        var index = 0
+
+        public mutating func next() -> Field? {
+            guard index < headers.spans.count else { return nil }
+            defer { index += 1 }
+            return headers.field(at: index)
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(headers: self)
     }
 }

@@ -49,7 +49,7 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
             }
             return try scanner.parameterSeparator()
         }
-        var scanner = ParameterScanner(Array(value))
+        var scanner = ParameterScanner(value)
         scanner.skipWhitespace()
         let type = scanner.token()
         guard !type.isEmpty else {

@@ -1,17 +1,29 @@
 /// A single forward pass over a header value of the form `token *( OWS ";" OWS parameter )`.
 ///
 /// Never backtracks: every method consumes bytes or leaves the position where it was.
+///
+/// Reads the caller's bytes in place (an array or a slice of one: a header value inside the
+/// buffer its head was parsed from); `index` counts from the value's first byte.
 struct ParameterScanner {
-    let bytes: [UInt8]
+    let bytes: ArraySlice<UInt8>
+    /// `bytes.startIndex`: positions in `bytes` are `base + index`.
+    private let base: Int
     private(set) var index: Int = 0
 
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
+    init(_ value: some Collection<UInt8>) {
+        if let slice = value as? ArraySlice<UInt8> {
+            bytes = slice
+        } else if let array = value as? [UInt8] {
+            bytes = array[...]
+        } else {
+            bytes = ArraySlice(value)
+        }
+        base = bytes.startIndex
     }
 
     var isAtEnd: Bool { index >= bytes.count }
 
-    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+    var current: UInt8? { index < bytes.count ? bytes[base + index] : nil }
 
     mutating func advance() {
         index += 1
@@ -37,7 +49,7 @@ struct ParameterScanner {
         while let byte = current, ByteClass.isTokenChar(byte) {
             index += 1
         }
-        return bytes[start..<index]
+        return bytes[(base + start)..<(base + index)]
     }
 
     /// Consumes a quoted string starting at the opening `"` and returns its unescaped content.
@@ -57,9 +69,9 @@ struct ParameterScanner {
                 return value
             case UInt8(ascii: "\\"):
                 if index + 1 < bytes.count,
-                    escapesAnyByte || ByteClass.isQuotedPairTarget(bytes[index + 1])
+                    escapesAnyByte || ByteClass.isQuotedPairTarget(bytes[base + index + 1])
                 {
-                    let escaped = bytes[index + 1]
+                    let escaped = bytes[base + index + 1]
                     guard !ByteClass.isForbiddenInFieldValue(escaped) else {
                         throw HTTPCoreError(.controlCharacter, at: index + 1)
                     }
@@ -99,7 +111,7 @@ struct ParameterScanner {
                 end = index
             }
         }
-        return Array(bytes[start..<end])
+        return Array(bytes[(base + start)..<(base + end)])
     }
 
     /// After a parameter value: optional whitespace, then `;` or the end.
@@ -116,7 +128,7 @@ struct ParameterScanner {
 
     /// The rest of the input from the current position.
     mutating func rest() -> ArraySlice<UInt8> {
-        let slice = bytes[index...]
+        let slice = bytes[(base + index)...]
         index = bytes.count
         return slice
     }

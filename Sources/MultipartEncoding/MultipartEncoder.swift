@@ -16,6 +16,9 @@ public struct MultipartEncoder: Sendable {
 
     /// Every delimiter, the first and the closing one included, starts with CRLF.
     public let leadingLineBreak: Bool
+    /// Where part heads are built before they are written: kept with its capacity, so a body
+    /// of many parts costs one buffer, not one per part.
+    private var scratch: [UInt8] = []
 
     /// Creates an encoder; by default with a fresh random boundary.
     ///
@@ -39,27 +42,31 @@ public struct MultipartEncoder: Sendable {
         into sink: inout some ByteSink
     ) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
-        for field in headers {
-            guard !field.name.isEmpty, field.name.allSatisfy(ByteClass.isTokenChar),
-                !asciiCaseInsensitiveEquals(field.name, "content-disposition".utf8),
-                !field.value.contains(where: ByteClass.isForbiddenInFieldValue)
-            else { throw MultipartEncodingError(.invalidHeader(field.nameString)) }
+        try headers.forEachField { (name, value) throws(MultipartEncodingError) in
+            guard !name.isEmpty, name.allSatisfy(ByteClass.isTokenChar),
+                !asciiCaseInsensitiveEquals(name, "content-disposition".utf8),
+                !value.contains(where: ByteClass.isForbiddenInFieldValue)
+            else { throw MultipartEncodingError(.invalidHeader(String(decoding: name, as: UTF8.self))) }
         }
-        var head: [UInt8] = []
+        var head = scratch
+        scratch = []
+        head.removeAll(keepingCapacity: true)
         head.reserveCapacity(
-            160 + boundary.bytes.count + (disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0))
+            160 + boundary.bytes.count + (disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0)
+                + headers.serializedCount)
         appendDelimiter(to: &head)
         head.append(contentsOf: "\r\nContent-Disposition: ".utf8)
         disposition.appendSerialized(to: &head)
         head.append(contentsOf: [0x0D, 0x0A])
-        for field in headers {
-            head.append(contentsOf: field.name)
+        headers.forEachField { name, value in
+            head.append(contentsOf: name)
             head.append(contentsOf: ": ".utf8)
-            head.append(contentsOf: field.value)
+            head.append(contentsOf: value)
             head.append(contentsOf: [0x0D, 0x0A])
         }
         head.append(contentsOf: [0x0D, 0x0A])
         sink.write(head)
+        scratch = head
         partCount += 1
     }
 
@@ -79,11 +86,14 @@ public struct MultipartEncoder: Sendable {
     /// Writes the closing delimiter and a final CRLF.
     public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
-        var close: [UInt8] = []
+        var close = scratch
+        scratch = []
+        close.removeAll(keepingCapacity: true)
         close.reserveCapacity(boundary.bytes.count + 8)
         appendDelimiter(to: &close)
         close.append(contentsOf: "--\r\n".utf8)
         sink.write(close)
+        scratch = close
         isFinished = true
     }
 }

@@ -194,6 +194,9 @@ extension MultipartParser {
         headerLineCR = false
         headerBytes = 0
         headerFields = HeaderFields()
+        // One buffer and one span array per part head, whatever its number of fields.
+        headerFields.reserveCapacity(4)
+        headerFields.reserveByteCapacity(256)
         state = .headers
     }
 

@@ -96,9 +96,7 @@ extension MultipartParser {
         guard headerFields.count < limits.headersPerPart else {
             throw MultipartError(.limitExceeded(.headersPerPart), at: lineOffset)
         }
-        headerFields.append(
-            HeaderFields.Field(
-                name: Array(headerLine[..<colon]), value: Array(headerLine[valueStart..<valueEnd])))
+        headerFields.append(name: headerLine[..<colon], value: headerLine[valueStart..<valueEnd])
     }
 
     /// The empty line ended the header section: validate it and report the part.
@@ -110,11 +108,10 @@ extension MultipartParser {
     mutating func beginPart(at index: Int, _ handler: inout some MultipartEventHandler) throws(MultipartError)
     {
         let at = offset(index)
-        for unique in ["Content-Disposition", "Content-Type", "Content-Transfer-Encoding"]
-        where headerFields.count(of: unique) > 1 {
+        for unique in Self.uniqueHeaders where headerFields.count(of: unique) > 1 {
             throw MultipartError(.duplicateHeader(unique), at: at)
         }
-        guard let dispositionValue = headerFields.first("Content-Disposition") else {
+        guard let dispositionValue = headerFields.firstValue("Content-Disposition") else {
             throw MultipartError(.missingContentDisposition, at: at)
         }
         let disposition: ContentDisposition
@@ -172,22 +169,36 @@ extension MultipartParser {
     /// be unique in its part (an upstream could read either value).
     func otherHeaderAnomalies(at: Int64) throws(MultipartError) -> MultipartAnomalies {
         var found: MultipartAnomalies = []
-        for (position, field) in headerFields.fields.enumerated() {
-            if asciiCaseInsensitiveEquals(field.name, "Content-Disposition".utf8)
-                || asciiCaseInsensitiveEquals(field.name, "Content-Type".utf8)
+        var position = 0
+        try headerFields.forEachField { (name, _) throws(MultipartError) in
+            defer { position += 1 }
+            if asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8)
+                || asciiCaseInsensitiveEquals(name, "Content-Type".utf8)
             {
-                continue
+                return
             }
-            if asciiCaseInsensitiveEquals(field.name, "Content-Transfer-Encoding".utf8) {
+            if asciiCaseInsensitiveEquals(name, "Content-Transfer-Encoding".utf8) {
                 found.insert(.contentTransferEncoding)
-            } else if !policy.keeps(field.name) {
+            } else if !policy.keeps(name) {
                 found.insert(.extraPartHeader)
-            } else if headerFields.fields[..<position].contains(where: {
-                asciiCaseInsensitiveEquals($0.name, field.name)
-            }) {
-                throw MultipartError(.duplicateHeader(field.nameString), at: at)
+            } else if isNamedBefore(position, name) {
+                throw MultipartError(.duplicateHeader(String(decoding: name, as: UTF8.self)), at: at)
             }
         }
         return found
     }
+
+    /// Whether a field before `position` is called `name`.
+    private func isNamedBefore(_ position: Int, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        var earlier = 0
+        var found = false
+        headerFields.forEachField { other, _ in
+            if earlier < position, asciiCaseInsensitiveEquals(other, name) { found = true }
+            earlier += 1
+        }
+        return found
+    }
+
+    /// Headers a part may carry once at most.
+    static let uniqueHeaders = ["Content-Disposition", "Content-Type", "Content-Transfer-Encoding"]
 }

@@ -17,8 +17,37 @@ final class Metrics: Sendable {
         }
     }
 
+    /// A request counter's labels, kept as a route name and a status code (no key string).
+    struct RequestKey: Hashable {
+        var route: String
+        var status: Int
+    }
+
+    /// What one finished request adds, gathered by the caller before the lock.
+    struct RequestRecord {
+        var route: String
+        var status: Int
+        var bytesIn: Int64 = 0
+        var bytesOut: Int64 = 0
+        var parts = 0
+        var files = 0
+        var renamed = 0
+        var dropped = 0
+        var injected = 0
+        var sniffOverrides = 0
+        var typeRejected = false
+        var limit: String?
+        var upstreamError: String?
+        var anomalies: [String] = []
+        var seconds: Double
+        var upstreamSeconds: Double?
+    }
+
     struct State {
+        /// Requests by route and status, the older way: `route + "\u{1F}" + status`.
         var requests: [String: Int] = [:]
+        /// Requests by route and status (`requestEnded(_:)`).
+        var requestsByKey: [RequestKey: Int] = [:]
         var bytesIn = 0
         var bytesOut = 0
         var parts = 0
@@ -46,6 +75,42 @@ final class Metrics: Sendable {
         state.withLock { body(&$0) }
     }
 
+    /// A request ended: every counter it moves, under one lock, without building a key
+    /// string (the in-flight gauge goes down by one).
+    func requestEnded(_ record: RequestRecord) {
+        state.withLock { state in
+            state.uploadsInFlight -= 1
+            state.requestsByKey[RequestKey(route: record.route, status: record.status), default: 0] += 1
+            state.bytesIn += Int(record.bytesIn)
+            state.bytesOut += Int(record.bytesOut)
+            state.parts += record.parts
+            state.files += record.files
+            if record.renamed > 0 { state.ruleActions["renamed", default: 0] += record.renamed }
+            if record.dropped > 0 { state.ruleActions["dropped", default: 0] += record.dropped }
+            if record.injected > 0 { state.ruleActions["injected", default: 0] += record.injected }
+            if record.sniffOverrides > 0 {
+                state.ruleActions["sniff_override", default: 0] += record.sniffOverrides
+            }
+            if record.typeRejected { state.ruleActions["type_rejected", default: 0] += 1 }
+            if let limit = record.limit { state.limitRejections[limit, default: 0] += 1 }
+            if let kind = record.upstreamError { state.upstreamErrors[kind, default: 0] += 1 }
+            for flag in record.anomalies { state.anomalies[flag, default: 0] += 1 }
+            state.requestDuration.observe(record.seconds)
+            if let upstream = record.upstreamSeconds { state.upstreamDuration.observe(upstream) }
+        }
+    }
+
+    /// Requests by route and status from both counters, for rendering.
+    private static func requestCounts(_ state: State) -> [(route: String, status: String, count: Int)] {
+        var merged: [RequestKey: Int] = state.requestsByKey
+        for (key, count) in state.requests {
+            let parts = key.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+            merged[RequestKey(route: parts[0], status: Int(parts[1]) ?? 0), default: 0] += count
+        }
+        return merged.map { (route: $0.key.route, status: String($0.key.status), count: $0.value) }
+            .sorted { ($0.route + "\u{1F}" + $0.status) < ($1.route + "\u{1F}" + $1.status) }
+    }
+
     /// The Prometheus text exposition.
     func render() -> String {
         let snapshot = state.withLock { $0 }
@@ -58,9 +123,8 @@ final class Metrics: Sendable {
                 ? "" : "{" + pairs.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
         }
         family("formgate_requests_total", "counter", "Requests by route and status.")
-        for (key, count) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
-            let parts = key.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
-            out += "formgate_requests_total\(labels([("route", parts[0]), ("status", parts[1])])) \(count)\n"
+        for (route, status, count) in Self.requestCounts(snapshot) {
+            out += "formgate_requests_total\(labels([("route", route), ("status", status)])) \(count)\n"
         }
         family("formgate_received_bytes_total", "counter", "Request body bytes read from clients.")
         out += "formgate_received_bytes_total \(snapshot.bytesIn)\n"
