@@ -1,7 +1,6 @@
-import Config
 import EventLoop
-import HTTP1
 import HTTPCore
+import ProxyCore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,29 +15,33 @@ final class AccessLog: @unchecked Sendable {
         writer = LogWriter(destination: destination)
     }
 
-    func write(exchange: Exchange, status: Int, client: SocketAddress, now: Int64) {
+    func write(_ record: AccessRecord, client: SocketAddress) {
         guard writer.isEnabled else { return }
+        guard let requestID = record.requestID else {
+            return emit([
+                ("time", jsonString(utcTimestamp(milliseconds: true))), ("client", jsonString(client.host)),
+                ("status", "\(record.status)"),
+                ("error", jsonString(record.error ?? "")),
+            ])
+        }
         var fields: [(String, String)] = [
             ("time", jsonString(utcTimestamp(milliseconds: true))),
-            ("id", jsonString(exchange.requestID)),
+            ("id", jsonString(requestID)),
             ("client", jsonString(client.host)),
-            ("method", jsonString(exchange.head.method)),
-            ("path", jsonString(String(exchange.head.path))),
-            ("status", "\(status)"),
-            ("upstream_status", exchange.upstreamStatus.map { "\($0)" } ?? "null"),
-            ("bytes_in", "\(exchange.bytesIn)"),
-            ("bytes_out", "\(exchange.bytesOut)"),
-            ("duration_ms", "\(now - exchange.startedAt)"),
-            ("upstream_ms", exchange.upstreamMilliseconds.map { "\($0)" } ?? "null"),
-            ("route", exchange.route.map { jsonString($0.name) } ?? "null"),
+            ("method", jsonString(record.method ?? "")),
+            ("path", jsonString(record.path ?? "")),
+            ("status", "\(record.status)"),
+            ("upstream_status", record.upstreamStatus.map { "\($0)" } ?? "null"),
+            ("bytes_in", "\(record.bytesIn)"),
+            ("bytes_out", "\(record.bytesOut)"),
+            ("duration_ms", "\(record.finishedAt - record.startedAt)"),
+            ("upstream_ms", record.upstreamMilliseconds.map { "\($0)" } ?? "null"),
+            ("route", record.route.map { jsonString($0) } ?? "null"),
         ]
-        if case .multipart(let pipeline) = exchange.body {
+        if let multipart = record.multipart {
             fields.append(
-                (
-                    "anomalies",
-                    "[" + pipeline.parser.anomalies.names.map(jsonString).joined(separator: ",") + "]"
-                ))
-            let parts = pipeline.rewriter.records.map { part in
+                ("anomalies", "[" + multipart.anomalies.map(jsonString).joined(separator: ",") + "]"))
+            let parts = multipart.parts.map { part in
                 var members = ["\"name\":\(jsonString(part.name))"]
                 members.append("\"filename\":" + (part.filename.map(jsonString) ?? "null"))
                 members.append("\"original_filename\":" + (part.originalFilename.map(jsonString) ?? "null"))
@@ -53,20 +56,10 @@ final class AccessLog: @unchecked Sendable {
                 return "{" + members.joined(separator: ",") + "}"
             }
             fields.append(("parts", "[" + parts.joined(separator: ",") + "]"))
-            fields.append(
-                ("injected", "[" + pipeline.rewriter.injected.map(jsonString).joined(separator: ",") + "]"))
+            fields.append(("injected", "[" + multipart.injected.map(jsonString).joined(separator: ",") + "]"))
         }
-        fields.append(("error", exchange.error.map(jsonString) ?? "null"))
+        fields.append(("error", record.error.map(jsonString) ?? "null"))
         emit(fields)
-    }
-
-    func writeEarly(status: Int, client: SocketAddress, error: String) {
-        guard writer.isEnabled else { return }
-        emit([
-            ("time", jsonString(utcTimestamp(milliseconds: true))), ("client", jsonString(client.host)),
-            ("status", "\(status)"),
-            ("error", jsonString(error)),
-        ])
     }
 
     private func emit(_ fields: [(String, String)]) {

@@ -1,0 +1,265 @@
+public import HTTP1
+import HTTPCore
+import MultipartParsing
+public import UploadRules
+
+extension Exchange {
+    /// Starts the exchange: refuses what the route does not allow, builds the multipart
+    /// pipeline, runs the route's checks, answers `Expect: 100-continue`, then reads what the
+    /// client has already sent of the body.
+    ///
+    /// - Parameters:
+    ///   - sink: the shell's request body sink (the pipeline writes there).
+    ///   - sniffer: the loop's sniffer (libmagic is not thread-safe).
+    public mutating func start(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, sniffer: Sniffer?, date: [UInt8],
+        now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        actions.append(.exchangeStarted)
+        if let error = setUp(sink: sink, sniffer: sniffer, now: now) {
+            return fail(error, date: date, now: now, actions: &actions)
+        }
+        if spooled {
+            var spools = sink
+            guard spools.openSpools(files: multipart?.rewriter.splitsFiles ?? false) else {
+                return fail(
+                    ProxyError(.spoolFailed, detail: "cannot create a temp file for the request body"),
+                    date: date, now: now, actions: &actions)
+            }
+        }
+        if head.expectsContinue, decoder.isComplete == false, head.version == .http11 {
+            // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
+            actions.sendClient { ErrorResponse.writeContinue(into: &$0) }
+        }
+        for (index, check) in (route?.checks ?? []).enumerated() {
+            switch check.check(head, route: route) {
+            case .pass:
+                continue
+            case .refuse(let status, let reason):
+                return fail(
+                    ProxyError(.refused(status: status), detail: reason), date: date, now: now,
+                    actions: &actions)
+            case .hold(let milliseconds):
+                holds.append(index)
+                timers.start(.verdict(index), at: now + milliseconds, &actions)
+            }
+        }
+        if !holds.isEmpty {
+            requestPhase = .held
+            return
+        }
+        readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// The route's refusals of the head, and the multipart pipeline.
+    mutating func setUp(sink: Sink, sniffer: Sniffer?, now: Int64) -> ProxyError? {
+        var multipartType: MediaType?
+        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
+            guard let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
+                head.headers.count(of: "Content-Type") == 1
+            else {
+                // A Content-Type that cannot be read (or comes twice) could hide a multipart
+                // body from the rules while the upstream parses it: refuse it.
+                return ProxyError(.badRequest, detail: "malformed or repeated Content-Type")
+            }
+            if type.isMultipartFormData { multipartType = type }
+        }
+        if let route, !route.methods.isEmpty, !route.methods.contains(head.method) {
+            return ProxyError(
+                .methodNotAllowed, detail: "method \(head.method) not allowed on route \(route.name)")
+        }
+        if case .length(let length) = upstreamFraming, length > settings.limits.bodyBytes {
+            return ProxyError(
+                .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
+        }
+        if let multipartType {
+            if let error = setUpMultipart(multipartType, sink: sink, sniffer: sniffer, now: now) {
+                return error
+            }
+        }
+        spooled = route?.requestBody == .buffer && upstreamFraming == .chunked
+        return nil
+    }
+
+    private mutating func setUpMultipart(_ type: MediaType, sink: Sink, sniffer: Sniffer?, now: Int64)
+        -> ProxyError?
+    {
+        let boundary: [UInt8]
+        do throws(HTTPCoreError) {
+            boundary = try type.multipartBoundary()
+        } catch {
+            return ProxyError(.badRequest, detail: "multipart boundary is missing or invalid")
+        }
+        let parser: MultipartParser
+        do throws(MultipartError) {
+            parser = try MultipartParser(
+                boundary: boundary, limits: settings.limits.multipart,
+                policy: route?.rules.policy ?? MultipartPolicy(),
+                requestAnomalies: MultipartAnomalies(requestContentType: type))
+        } catch {
+            return ProxyError(error)
+        }
+        upstreamFraming = .chunked
+        var rewriter = RulePipeline(
+            rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
+            now: now / 1000, sniffer: sniffer)
+        if route?.requestBody == .buffer, rewriter.splitsFiles {
+            // order: fields_first — file parts wait in a second spool.
+            var files = sink
+            files.destination = .fileSpool
+            rewriter.deferred = FramedSink(files, chunked: false)
+        }
+        multipart = MultipartBody(parser: parser, rewriter: rewriter)
+        return nil
+    }
+
+    /// The client sent body bytes (or the exchange is asked to look at its input again).
+    public mutating func clientReadable(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// Moves body bytes from the client towards the upstream until the client has nothing
+    /// more or the upstream side holds more than the high watermark (then client reads pause:
+    /// backpressure). The upstream connection is opened after the first bytes were read and
+    /// found well-formed, so a body malformed from its start never reaches it.
+    mutating func readBody(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, requestPhase == .reading else { return }
+        if decoder.isComplete {
+            return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
+        }
+        var available = input.count
+        var blocked = false
+        while available > 0 {
+            if destination != .spool, buffered(levels, actions) > settings.highWater {
+                pauseClientReads(&actions)
+                blocked = true
+                break
+            }
+            let before = decoder.payloadBytes
+            if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
+                return fail(error, date: date, now: now, actions: &actions)
+            }
+            record.bytesIn += decoder.payloadBytes - before
+            if sink.spoolFailed {
+                return fail(
+                    ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"),
+                    date: date,
+                    now: now, actions: &actions)
+            }
+            if decoder.payloadBytes > settings.limits.bodyBytes {
+                return fail(
+                    ProxyError(
+                        .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes"),
+                    date: date, now: now, actions: &actions)
+            }
+            if decoder.isComplete {
+                return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
+            }
+            if decoder.payloadBytes == before { break }
+        }
+        if clientHalfClosed, !blocked {
+            // A FIN before the body was whole: nothing more will come.
+            return clientGone(now: now, actions: &actions)
+        }
+        if upstream == .none, !spooled {
+            connectUpstream(now: now, actions: &actions)
+        } else if available == 0 || spooled {
+            resumeClientReads(&actions)
+        }
+    }
+
+    /// `sink` pointed at the current destination.
+    func routed(_ sink: Sink) -> Sink {
+        var routed = sink
+        routed.destination = destination
+        return routed
+    }
+
+    /// Bytes waiting on the way to the upstream: its output, or the staging buffer.
+    func buffered(_ levels: BufferLevels, _ actions: ActionBuffer) -> Int {
+        destination == .upstream ? levels.upstreamOutput + actions.pendingUpstreamBytes : levels.staging
+    }
+
+    /// One step of forwarding: a zero-copy move under a Content-Length, else de-framing (and
+    /// the rules) into the sink. `available` is what the input holds once queued moves ran.
+    private mutating func forwardBody(
+        input: some ByteSource, available: inout Int, sink: Sink, actions: inout ActionBuffer
+    ) -> ProxyError? {
+        if multipart == nil, let remaining = decoder.remainingLength, !chunksDestination {
+            let count = Int(min(Int64(available), remaining))
+            actions.append(.moveRequestBody(count, to: destination))
+            decoder.skip(count)
+            available -= count
+            return nil
+        }
+        var failure: ProxyError?
+        // The decoder is taken out while the rules run (they live beside it in `self`).
+        var decoder = self.decoder
+        defer { self.decoder = decoder }
+        do throws(HTTP1Error) {
+            if multipart != nil {
+                multipart!.direct(to: routed(sink), chunked: chunksDestination)
+                _ = try input.decodeBody(&decoder) { bytes in
+                    guard failure == nil else { return }
+                    do throws(ProxyError) {
+                        try multipart!.feed(bytes)
+                    } catch {
+                        failure = error
+                    }
+                }
+            } else {
+                var framed = FramedSink(routed(sink), chunked: chunksDestination)
+                _ = try input.decodeBody(&decoder) { framed.write($0) }
+            }
+        } catch {
+            failure = failure ?? ProxyError(error)
+        }
+        available = input.count
+        return failure
+    }
+
+    /// The client's body is complete: close the multipart body and the framing; then the
+    /// request goes (or has gone) upstream.
+    mutating func finishBody(
+        sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        requestPhase = .done
+        // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
+        // request or a FIN, kept in the input (bounded by the watermark) until the answer.
+        if multipart != nil {
+            multipart!.direct(to: routed(sink), chunked: chunksDestination)
+            do throws(ProxyError) {
+                try multipart!.finish()
+            } catch {
+                return fail(error, date: date, now: now, actions: &actions)
+            }
+        }
+        if spooled {
+            var spools = sink
+            guard spools.flushSpools(), !sink.spoolFailed else {
+                return fail(
+                    ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"),
+                    date: date,
+                    now: now, actions: &actions)
+            }
+            return connectUpstream(now: now, actions: &actions)
+        }
+        if upstreamFraming == .chunked, upstream == .sending {
+            var end = sink
+            end.destination = .upstream
+            ChunkedEncoder.writeEnd(into: &end)
+        }
+        if upstream == .sending {
+            requestFullySent(now: now, actions: &actions)
+        } else if upstream == .none {
+            connectUpstream(now: now, actions: &actions)
+        }
+    }
+}
