@@ -170,7 +170,8 @@ extension Exchange {
         }
         if upstream == .none, !spooled {
             connectUpstream(now: now, actions: &actions)
-        } else if available == 0 || spooled {
+        } else if spooled || buffered(levels, actions) <= settings.highWater {
+            // Paused exactly while more than the high watermark waits for the upstream.
             resumeClientReads(&actions)
         }
     }

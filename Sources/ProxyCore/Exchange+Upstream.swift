@@ -51,7 +51,6 @@ extension Exchange {
         if bodyRead {
             requestFullySent(now: now, actions: &actions)
         } else if requestPhase == .reading {
-            resumeClientReads(&actions)
             actions.append(.processClientInput)
         }
     }
@@ -75,7 +74,6 @@ extension Exchange {
         guard outcome == nil, upstream == .sending else { return }
         upstreamActivity = now
         guard requestPhase == .reading else { return }
-        resumeClientReads(&actions)
         actions.append(.processClientInput)
     }
 
