@@ -72,9 +72,12 @@ public struct ProxyError: Error, Sendable, Equatable {
         }
     }
 
-    /// The error for a rule's refusal: a type rule is 415, anything else 400.
-    public init<Sink>(_ refusal: RulePipeline<Sink>.Refusal) {
-        self.init(refusal.status == 415 ? .unsupportedMediaType : .badRequest, detail: refusal.description)
+    /// The error for a rule's refusal: 415 for the type rules, 400 for the rest.
+    public init(_ refusal: RuleRefusal) {
+        switch refusal.reason {
+        case .typeNotAllowed, .typeMismatch: self.init(.unsupportedMediaType, detail: refusal.description)
+        case .unsafeFilename, .encoding: self.init(.badRequest, detail: refusal.description)
+        }
     }
 
     /// The HTTP status the client gets (and the log records).
