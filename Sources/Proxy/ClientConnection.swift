@@ -31,7 +31,7 @@ final class ClientConnection: BufferedSocketDelegate {
         self.worker = worker
         self.peerHost = peer.host
         machine = HTTP1ConnectionStateMachine(
-            settings: worker.settings, client: Array(peerHost.utf8), sniffer: worker.sniffer,
+            settings: worker.settings, client: Array(peerHost.utf8), tools: worker.ruleTools,
             now: worker.base.nowMilliseconds, actions: &actions)
         timers = ConnectionTimers(base: worker.base) { [unowned self] id in self.timerFired(id) }
         socket.delegate = self
@@ -89,6 +89,13 @@ final class ClientConnection: BufferedSocketDelegate {
     func drain() {
         guard !closed else { return }
         machine.drain(levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    /// The worker's hashing queue reported progress.
+    func hashingProgressed() {
+        guard !closed else { return }
+        machine.hashingProgressed(sink: sink, levels: levels, now: now, actions: &actions)
         execute()
     }
 

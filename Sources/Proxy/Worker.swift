@@ -34,8 +34,11 @@ final class Worker {
     let pool: UpstreamPool
     let log: AccessLog
     let metrics: Metrics
-    /// libmagic is not thread-safe: one sniffer per worker.
-    let sniffer = Sniffer()
+    /// The rules' per-thread tools: a sniffer (libmagic is not thread-safe) and this loop's
+    /// share of the hashing threads, if the server has them.
+    private(set) var ruleTools = RuleTools(sniffer: Sniffer())
+    /// Wakes the loop when hashing progresses (from a hashing thread).
+    private var hashingNotifier: Notifier?
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private let maxConnections: Int
@@ -43,9 +46,12 @@ final class Worker {
     /// Writes the accept failures counted since the last line, once its interval is over.
     private var acceptErrorReport: Timer?
 
-    init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)
-        throws(EventLoopError)
-    {
+    /// - Parameter digestPool: the hashing threads every worker shares; without them, large
+    ///   parts are hashed on the loop.
+    init(
+        config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress,
+        digestPool: DigestPool? = nil
+    ) throws(EventLoopError) {
         base = try EventBase()
         self.config = config
         self.settings = Self.settings(config)
@@ -59,6 +65,16 @@ final class Worker {
             onAccept: { [unowned self] fd, peer in self.accept(fd, peer) })
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
         acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
+        if let digestPool {
+            let notifier = Notifier(base: base) { [unowned self] in self.hashingProgressed() }
+            hashingNotifier = notifier
+            ruleTools.hashing = DigestQueue(pool: digestPool) { [notifier] in notifier.notify() }
+        }
+    }
+
+    /// A hashing thread reported progress: every connection looks at its held output.
+    private func hashingProgressed() {
+        for client in Array(clients.values) { client.hashingProgressed() }
     }
 
     /// Queues a command for the loop thread (callable from any thread).

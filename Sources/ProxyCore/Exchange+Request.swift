@@ -1,7 +1,7 @@
 public import HTTP1
 import HTTPCore
 import MultipartParsing
-public import UploadRules
+import UploadRules
 
 extension Exchange {
     /// Starts the exchange: refuses what the route does not allow, builds the multipart
@@ -10,14 +10,14 @@ extension Exchange {
     ///
     /// - Parameters:
     ///   - sink: the shell's request body sink (the pipeline writes there).
-    ///   - sniffer: the loop's sniffer (libmagic is not thread-safe).
+    ///   - tools: the loop thread's sniffer and hashing queue.
     public mutating func start(
-        input: some ByteSource, sink: Sink, levels: BufferLevels, sniffer: Sniffer?, date: [UInt8],
+        input: some ByteSource, sink: Sink, levels: BufferLevels, tools: RuleTools, date: [UInt8],
         now: Int64,
         actions: inout ActionBuffer
     ) {
         actions.append(.exchangeStarted)
-        if let error = setUp(sink: sink, sniffer: sniffer, now: now) {
+        if let error = setUp(sink: sink, tools: tools, now: now) {
             return fail(error, date: date, now: now, actions: &actions)
         }
         if spooled {
@@ -53,7 +53,7 @@ extension Exchange {
     }
 
     /// The route's refusals of the head, and the multipart pipeline.
-    mutating func setUp(sink: Sink, sniffer: Sniffer?, now: Int64) -> ProxyError? {
+    mutating func setUp(sink: Sink, tools: RuleTools, now: Int64) -> ProxyError? {
         var multipartType: MediaType?
         if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
             guard let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
@@ -74,7 +74,7 @@ extension Exchange {
                 .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
         }
         if let multipartType {
-            if let error = setUpMultipart(multipartType, sink: sink, sniffer: sniffer, now: now) {
+            if let error = setUpMultipart(multipartType, sink: sink, tools: tools, now: now) {
                 return error
             }
         }
@@ -82,7 +82,7 @@ extension Exchange {
         return nil
     }
 
-    private mutating func setUpMultipart(_ type: MediaType, sink: Sink, sniffer: Sniffer?, now: Int64)
+    private mutating func setUpMultipart(_ type: MediaType, sink: Sink, tools: RuleTools, now: Int64)
         -> ProxyError?
     {
         let boundary: [UInt8]
@@ -103,7 +103,7 @@ extension Exchange {
         upstreamFraming = .chunked
         var rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
-            now: now / 1000, sniffer: sniffer)
+            now: now / 1000, sniffer: tools.sniffer, hashing: tools.hashing)
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
             var files = sink
@@ -162,6 +162,12 @@ extension Exchange {
             if decoder.isComplete {
                 return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
             }
+            if rulesWantPause {
+                // The hashing queue is backed up; its signal brings `hashingProgressed`.
+                pauseClientReads(&actions)
+                blocked = true
+                break
+            }
             if decoder.payloadBytes == before { break }
         }
         if clientHalfClosed, !blocked {
@@ -170,7 +176,7 @@ extension Exchange {
         }
         if upstream == .none, !spooled {
             connectUpstream(now: now, actions: &actions)
-        } else if spooled || buffered(levels, actions) <= settings.highWater {
+        } else if !rulesWantPause, spooled || buffered(levels, actions) <= settings.highWater {
             // Paused exactly while more than the high watermark waits for the upstream.
             resumeClientReads(&actions)
         }
@@ -183,9 +189,13 @@ extension Exchange {
         return routed
     }
 
-    /// Bytes waiting on the way to the upstream: its output, or the staging buffer.
+    /// Bytes waiting on the way to the upstream: its output (or the staging buffer), and what
+    /// the rules hold behind a pending digest.
     func buffered(_ levels: BufferLevels, _ actions: ActionBuffer) -> Int {
-        destination == .upstream ? levels.upstreamOutput + actions.pendingUpstreamBytes : levels.staging
+        let held = multipart?.rewriter.heldBytes ?? 0
+        return held
+            + (destination == .upstream
+                ? levels.upstreamOutput + actions.pendingUpstreamBytes : levels.staging)
     }
 
     /// One step of forwarding: a zero-copy move under a Content-Length, else de-framing (and
@@ -226,8 +236,8 @@ extension Exchange {
         return failure
     }
 
-    /// The client's body is complete: close the multipart body and the framing; then the
-    /// request goes (or has gone) upstream.
+    /// The client's body is complete: close the multipart body (which may hold its end
+    /// behind a digest) and the framing; then the request goes (or has gone) upstream.
     mutating func finishBody(
         sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
@@ -241,7 +251,18 @@ extension Exchange {
             } catch {
                 return fail(error, date: date, now: now, actions: &actions)
             }
+            if multipart!.rewriter.isHolding {
+                // The end waits for a digest; the upstream can be readied meanwhile.
+                bodyHeld = true
+                if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
+                return
+            }
         }
+        completeBody(sink: sink, date: date, now: now, actions: &actions)
+    }
+
+    /// The whole body is in the sinks: flush the spools, or end the chunks, and send.
+    mutating func completeBody(sink: Sink, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
         if spooled {
             var spools = sink
             guard spools.flushSpools(), !sink.spoolFailed else {
@@ -262,5 +283,23 @@ extension Exchange {
         } else if upstream == .none {
             connectUpstream(now: now, actions: &actions)
         }
+    }
+}
+
+extension Exchange {
+    /// The loop's hashing queue reported progress: held output whose digests are ready goes
+    /// into the sinks, a body whose end was held completes, and reading resumes when the
+    /// queue is no longer backed up.
+    public mutating func hashingProgressed(
+        sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, multipart != nil else { return }
+        multipart!.direct(to: routed(sink), chunked: chunksDestination)
+        multipart!.rewriter.resume()
+        if bodyHeld, !multipart!.rewriter.isHolding {
+            bodyHeld = false
+            return completeBody(sink: sink, date: date, now: now, actions: &actions)
+        }
+        if requestPhase == .reading, clientReadsPaused { actions.append(.processClientInput) }
     }
 }

@@ -27,7 +27,7 @@ extension Exchange {
             actions.append(.sendSpoolsUpstream(skip: skip))
             return requestFullySent(now: now, actions: &actions)
         }
-        let bodyRead = requestPhase == .done
+        let bodyRead = bodyInSinks
         if upstreamFraming == .chunked, bodyRead {
             // The whole body was read before the head goes out (small uploads): an exact
             // Content-Length instead of chunks, which legacy upstreams read more readily.

@@ -73,6 +73,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// Pending verdicts (indices of the route's checks that answered `hold`).
     var holds: [Int] = []
     var upstream = UpstreamPhase.none
+    /// The whole body was read but the rules hold part of their output (a digest being
+    /// computed off the loop): the body is not whole in the sinks yet.
+    var bodyHeld = false
     /// The whole request is queued upstream.
     var requestSent = false
     var response = ResponsePhase.awaitingHead(HeadScanner(limit: 64 * 1024))
@@ -125,6 +128,12 @@ public struct Exchange<Sink: RequestBodySink> {
 
     /// Whether the response has begun (after which an error can only cut it off).
     public var hasResponded: Bool { responseStarted }
+
+    /// Whether the whole body is in the sinks (read, and nothing held by the rules).
+    var bodyInSinks: Bool { requestPhase == .done && !bodyHeld }
+
+    /// Whether the rules want the client paused: the hashing queue is backed up.
+    var rulesWantPause: Bool { multipart?.rewriter.wantsPause ?? false }
 
     /// Where request body bytes go next: the spool, the upstream's output once the head is
     /// queued, or the staging buffer (unframed) before.

@@ -40,7 +40,7 @@ extension HTTP1ConnectionStateMachine {
         self.exchange = exchange
         let date = currentDate(now)
         self.exchange!.start(
-            input: input, sink: sink, levels: levels, sniffer: sniffer, date: date, now: now,
+            input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
             actions: &actions)
     }
 

@@ -1,6 +1,6 @@
 public import HTTP1
 import HTTPCore
-public import UploadRules
+import UploadRules
 
 /// One HTTP/1.1 client connection as a value-type state machine: reads request heads in
 /// order (keep-alive, pipelining), hosts the current `Exchange`, and owns half-close,
@@ -25,7 +25,7 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     var settings: ProxySettings
     var scanner: HeadScanner
     let client: [UInt8]
-    let sniffer: Sniffer?
+    let tools: RuleTools
     var random = SecureRandom()
     var date = HTTPDate()
     /// The client half-closed: it sends nothing more but may still read.
@@ -41,11 +41,11 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     /// Creates the machine for a connection accepted at `now` from `client` (its numeric
     /// address), and arms its idle timer.
     public init(
-        settings: ProxySettings, client: [UInt8], sniffer: Sniffer?, now: Int64, actions: inout ActionBuffer
+        settings: ProxySettings, client: [UInt8], tools: RuleTools, now: Int64, actions: inout ActionBuffer
     ) {
         self.settings = settings
         self.client = client
-        self.sniffer = sniffer
+        self.tools = tools
         self.scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
         self.lastActivity = now
         timers.start(.idle, at: now + settings.timeouts.idle, &actions)
@@ -178,6 +178,16 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
         let date = currentDate(now)
         exchange!.upstreamFailed(
             failure, input: input, levels: levels, date: date, now: now, actions: &actions)
+        settle(levels, now: now, actions: &actions)
+    }
+
+    /// The loop's hashing queue reported progress (a digest is ready, or the queue drained).
+    public mutating func hashingProgressed(
+        sink: Sink, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
+    ) {
+        guard exchange != nil else { return }
+        let date = currentDate(now)
+        exchange!.hashingProgressed(sink: sink, levels: levels, date: date, now: now, actions: &actions)
         settle(levels, now: now, actions: &actions)
     }
 

@@ -3,33 +3,53 @@ import ProxyCore
 
 /// Bytes in a buffer that the state machine reads from the front (a fake evbuffer).
 final class ArraySource: ByteSource {
-    var bytes: [UInt8] = []
+    private var storage: [UInt8] = []
+    /// Bytes drained from the front of `storage` (dropped lazily, so draining is cheap).
+    private var start = 0
 
-    var count: Int { bytes.count }
+    /// The buffered bytes.
+    var bytes: [UInt8] {
+        get { Array(storage[start...]) }
+        set {
+            storage = newValue
+            start = 0
+        }
+    }
+
+    var count: Int { storage.count - start }
 
     func forEachChunk(limit: Int, _ body: (UnsafeRawBufferPointer) -> Bool) {
-        let end = min(limit, bytes.count)
-        guard end > 0 else { return }
+        let end = start + min(limit, count)
+        guard end > start else { return }
         // Two chunks, so that readers meet a chunk boundary.
-        let middle = end / 2
-        let keepGoing = bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<middle])) }
-        if keepGoing, middle < end {
-            _ = bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[middle..<end])) }
+        let middle = start + (end - start) / 2
+        storage.withUnsafeBytes { all in
+            if body(UnsafeRawBufferPointer(rebasing: all[start..<middle])), middle < end {
+                _ = body(UnsafeRawBufferPointer(rebasing: all[middle..<end]))
+            }
         }
     }
 
     func drain(_ count: Int) {
-        bytes.removeFirst(min(count, bytes.count))
+        start += min(count, self.count)
+        if start > 1 << 20, start * 2 > storage.count {
+            storage.removeFirst(start)
+            start = 0
+        }
     }
 
     func remove(_ count: Int) -> [UInt8] {
-        let taken = Array(bytes.prefix(count))
+        let taken = Array(storage[start..<start + min(count, self.count)])
         drain(count)
         return taken
     }
 
     func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        storage.append(contentsOf: text.utf8)
+    }
+
+    func append(contentsOf bytes: some Sequence<UInt8>) {
+        storage.append(contentsOf: bytes)
     }
 }
 

@@ -14,12 +14,13 @@ final class Harness {
     static let upstream = UpstreamURL(scheme: .http, host: "127.0.0.1", port: 9000)
 
     init(
-        routes: RouteTable = RouteTable(), timeouts: Timeouts = Harness.timeouts, highWater: Int = 1024
+        routes: RouteTable = RouteTable(), timeouts: Timeouts = Harness.timeouts, highWater: Int = 1024,
+        tools: RuleTools = RuleTools()
     ) {
         settings = ProxySettings(
             routes: routes, upstream: Self.upstream, timeouts: timeouts, highWater: highWater)
         machine = HTTP1ConnectionStateMachine(
-            settings: settings, client: Array("192.0.2.1".utf8), sniffer: nil, now: now, actions: &actions)
+            settings: settings, client: Array("192.0.2.1".utf8), tools: tools, now: now, actions: &actions)
         execute()
     }
 
@@ -92,6 +93,11 @@ final class Harness {
     func upstreamFails(_ failure: UpstreamFailure) {
         machine.upstreamFailed(
             failure, input: shell.upstreamInput, levels: shell.levels, now: now, actions: &actions)
+        execute()
+    }
+
+    func hashingProgressed() {
+        machine.hashingProgressed(sink: sink, levels: shell.levels, now: now, actions: &actions)
         execute()
     }
 

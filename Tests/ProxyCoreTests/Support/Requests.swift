@@ -51,14 +51,25 @@ extension String {
 
 /// The payload of a chunked body (`nil` when it is not a complete chunked body).
 func dechunked(_ body: some StringProtocol) -> String? {
+    dechunked(Array(body.utf8)).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// The payload bytes of a chunked body (`nil` when it is not a complete chunked body).
+func dechunked(_ bytes: [UInt8]) -> [UInt8]? {
     var decoder = BodyDecoder(.chunked)
     var out: [UInt8] = []
-    let bytes = Array(body.utf8)
     let used = try? bytes.withUnsafeBytes { buffer in
         try decoder.decode(buffer) { out.append(contentsOf: $0) }
     }
     guard used == bytes.count, decoder.isComplete else { return nil }
-    return String(decoding: out, as: UTF8.self)
+    return out
+}
+
+/// The bytes after a message head.
+func messageBody(_ bytes: [UInt8]) -> [UInt8] {
+    var index = 0
+    while index + 4 <= bytes.count, !bytes[index..<index + 4].elementsEqual([13, 10, 13, 10]) { index += 1 }
+    return Array(bytes[min(index + 4, bytes.count)...])
 }
 
 /// The body of a response text (after the blank line).
