@@ -4,33 +4,7 @@ public import UploadRules
 /// once for a request refused before an exchange could start (then `requestID` is `nil`).
 public struct AccessRecord: Sendable {
     /// One forwarded (or dropped) part.
-    public struct Part: Sendable {
-        public var name: String
-        public var filename: String?
-        public var originalFilename: String?
-        public var declaredType: String?
-        public var sniffedType: String?
-        public var contentType: String?
-        public var bytes: Int64
-        public var dropped: Bool
-        /// The field was renamed by `rename_fields`.
-        public var renamed: Bool
-        public var digests: [(DigestAlgorithm, String)]
-
-        /// The log's view of a pipeline's part record.
-        public init<Sink>(_ record: RulePipeline<Sink>.PartRecord) {
-            name = record.name
-            filename = record.filename
-            originalFilename = record.originalFilename
-            declaredType = record.declaredType
-            sniffedType = record.sniffedType
-            contentType = record.contentType
-            bytes = record.bytes
-            dropped = record.dropped
-            renamed = record.renamed
-            digests = record.digests
-        }
-    }
+    public typealias Part = PartLogRecord
 
     /// What the multipart rules saw and did.
     public struct Multipart: Sendable {

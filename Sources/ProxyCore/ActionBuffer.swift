@@ -25,8 +25,8 @@ public struct ActionBuffer: ByteSink, Sendable {
 
     /// Bytes that queued actions not yet taken will add to the client's output.
     public private(set) var pendingClientBytes = 0
-    /// Bytes that queued actions not yet taken will add to the upstream's output (moves of
-    /// staged or spooled bytes are not counted).
+    /// Bytes that queued actions not yet taken will add to the upstream's output or to the
+    /// staging buffer (moves of staged or spooled bytes are not counted).
     public private(set) var pendingUpstreamBytes = 0
 
     /// Appends an action.
@@ -40,7 +40,7 @@ public struct ActionBuffer: ByteSink, Sendable {
         case .sendClient(let range): pendingClientBytes += sign * range.count
         case .moveResponseBody(let count): pendingClientBytes += sign * count
         case .sendUpstream(let range): pendingUpstreamBytes += sign * range.count
-        case .moveRequestBody(let count, .upstream): pendingUpstreamBytes += sign * count
+        case .moveRequestBody(let count, _): pendingUpstreamBytes += sign * count
         default: break
         }
     }

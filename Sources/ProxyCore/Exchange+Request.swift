@@ -47,7 +47,7 @@ extension Exchange {
         }
         if !holds.isEmpty {
             requestPhase = .held
-            return
+            return holdInput(input, &actions)
         }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }
@@ -119,7 +119,14 @@ extension Exchange {
         input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
+        if requestPhase == .held { return holdInput(input, &actions) }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// While verdicts are pending the body stays in the client's input; reading pauses once
+    /// more than the high watermark waits there.
+    mutating func holdInput(_ input: some ByteSource, _ actions: inout ActionBuffer) {
+        if input.count > settings.highWater { pauseClientReads(&actions) }
     }
 
     /// Moves body bytes from the client towards the upstream until the client has nothing
@@ -135,51 +142,58 @@ extension Exchange {
             return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
         }
         var available = input.count
+        // Bytes this call wrote straight into the sink (the levels predate them).
+        var written = 0
         var blocked = false
         while available > 0 {
-            if destination != .spool, buffered(levels, actions) > settings.highWater {
-                pauseClientReads(&actions)
+            if destination != .spool, buffered(levels, actions) + written > settings.highWater {
                 blocked = true
                 break
             }
-            let before = decoder.payloadBytes
+            let before = (decoder.payloadBytes, actions.pendingUpstreamBytes)
             if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
                 return fail(error, date: date, now: now, actions: &actions)
             }
-            record.bytesIn += decoder.payloadBytes - before
-            if sink.spoolFailed {
-                return fail(
-                    ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"),
-                    date: date,
-                    now: now, actions: &actions)
-            }
-            if decoder.payloadBytes > settings.limits.bodyBytes {
-                return fail(
-                    ProxyError(
-                        .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes"),
-                    date: date, now: now, actions: &actions)
+            record.bytesIn += decoder.payloadBytes - before.0
+            written += Int(decoder.payloadBytes - before.0) - (actions.pendingUpstreamBytes - before.1)
+            if let error = bodyLimitError(sink) {
+                return fail(error, date: date, now: now, actions: &actions)
             }
             if decoder.isComplete {
                 return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
             }
-            if rulesWantPause {
-                // The hashing queue is backed up; its signal brings `hashingProgressed`.
-                pauseClientReads(&actions)
-                blocked = true
-                break
-            }
-            if decoder.payloadBytes == before { break }
+            // A backed-up hashing queue also pauses; its signal brings `hashingProgressed`.
+            if rulesWantPause { break }
+            if decoder.payloadBytes == before.0 { break }
         }
         if clientHalfClosed, !blocked {
             // A FIN before the body was whole: nothing more will come.
             return clientGone(now: now, actions: &actions)
         }
-        if upstream == .none, !spooled {
-            connectUpstream(now: now, actions: &actions)
-        } else if !rulesWantPause, spooled || buffered(levels, actions) <= settings.highWater {
-            // Paused exactly while more than the high watermark waits for the upstream.
+        if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
+        adjustClientReads(waiting: buffered(levels, actions) + written, &actions)
+    }
+
+    /// Client reads are paused exactly while more than the high watermark waits for the
+    /// upstream (or the hashing queue is backed up); a spool never pushes back.
+    mutating func adjustClientReads(waiting: Int, _ actions: inout ActionBuffer) {
+        if rulesWantPause || (!spooled && waiting > settings.highWater) {
+            pauseClientReads(&actions)
+        } else {
             resumeClientReads(&actions)
         }
+    }
+
+    /// A spool that failed, or a body past `limits.body_bytes`.
+    func bodyLimitError(_ sink: Sink) -> ProxyError? {
+        if sink.spoolFailed {
+            return ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk")
+        }
+        if decoder.payloadBytes > settings.limits.bodyBytes {
+            return ProxyError(
+                .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
+        }
+        return nil
     }
 
     /// `sink` pointed at the current destination.
@@ -193,9 +207,8 @@ extension Exchange {
     /// the rules hold behind a pending digest.
     func buffered(_ levels: BufferLevels, _ actions: ActionBuffer) -> Int {
         let held = multipart?.rewriter.heldBytes ?? 0
-        return held
-            + (destination == .upstream
-                ? levels.upstreamOutput + actions.pendingUpstreamBytes : levels.staging)
+        let queue = destination == .upstream ? levels.upstreamOutput : levels.staging
+        return held + queue + actions.pendingUpstreamBytes
     }
 
     /// One step of forwarding: a zero-copy move under a Content-Length, else de-framing (and

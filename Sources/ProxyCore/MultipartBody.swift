@@ -42,7 +42,7 @@ struct MultipartBody<Sink: RequestBodySink> {
     /// What the log records of the body.
     var summary: AccessRecord.Multipart {
         AccessRecord.Multipart(
-            parts: rewriter.records.map { AccessRecord.Part($0) }, injected: rewriter.injected,
+            parts: rewriter.records, injected: rewriter.injected,
             anomalies: parser.anomalies.names, files: parser.fileCount)
     }
 }
