@@ -101,7 +101,7 @@ extension ClientConnection {
             }
         } catch {
             machine.upstreamFailed(
-                .unreachable(error.detail), input: staging.buffer, levels: levels, now: now, actions: &actions
+                .unreachable(error.detail), input: NoBytes(), levels: levels, now: now, actions: &actions
             )
         }
     }
@@ -123,7 +123,7 @@ extension ClientConnection {
                 spool = nil
                 fileSpool = nil
                 machine.upstreamFailed(
-                    .spoolSend, input: staging.buffer, levels: levels, now: now, actions: &actions)
+                    .spoolSend, input: NoBytes(), levels: levels, now: now, actions: &actions)
                 return
             }
         }

@@ -38,7 +38,7 @@ final class ConnectionTimers {
     }
 
     private func rearm() {
-        guard let earliest = deadlines.map(\.deadline).min() else {
+        guard let earliest = deadlines.lazy.map(\.deadline).min() else {
             if armedFor != nil { timer?.cancel() }
             armedFor = nil
             return
@@ -51,8 +51,8 @@ final class ConnectionTimers {
     private func expire() {
         armedFor = nil
         let now = base.nowMilliseconds
-        while let index = deadlines.indices.filter({ deadlines[$0].deadline <= now }).min(by: {
-            deadlines[$0].deadline < deadlines[$1].deadline
+        while let index = deadlines.indices.lazy.filter({ self.deadlines[$0].deadline <= now }).min(by: {
+            self.deadlines[$0].deadline < self.deadlines[$1].deadline
         }) {
             let id = deadlines.remove(at: index).id
             fired(id)
