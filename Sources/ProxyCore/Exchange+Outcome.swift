@@ -1,17 +1,5 @@
 public import HTTP1
 
-/// How an upstream connection failed, as the shell saw it.
-public enum UpstreamFailure: Sendable, Equatable {
-    /// No connection could be made (or taken): the reason, for the client and the log.
-    case unreachable(String)
-    /// The upstream closed the connection (end of file); `tlsError` when TLS said why.
-    case closed(tlsError: String?)
-    /// A read or write error.
-    case error(tlsError: String?)
-    /// The spooled body could not be queued.
-    case spoolSend
-}
-
 extension Exchange {
     /// Answers with an error when no response has started (the host then closes with a
     /// lingering close), or cuts the response off; logs the exchange.
@@ -68,19 +56,7 @@ extension Exchange {
             )
             return completeResponse(reusable: false, now: now, actions: &actions)
         }
-        let tls: (String?) -> String = { $0.map { " (TLS: \($0))" } ?? "" }
-        let error: ProxyError
-        switch failure {
-        case .unreachable(let detail):
-            error = ProxyError(.upstreamUnreachable, detail: detail)
-        case .closed(let tlsError), .error(let tlsError):
-            error =
-                upstream == .connecting
-                ? ProxyError(.upstreamUnreachable, detail: "upstream unreachable" + tls(tlsError))
-                : ProxyError(.upstreamBroken, detail: "upstream closed the connection" + tls(tlsError))
-        case .spoolSend:
-            error = ProxyError(.spoolFailed, detail: "cannot send the spooled body")
-        }
+        let error = failure.error(connecting: upstream == .connecting)
         fail(error, date: date, now: now, actions: &actions)
     }
 
@@ -132,18 +108,4 @@ extension Exchange {
             outcome = .closeNow
         }
     }
-}
-
-/// An empty byte source, for events that come with no input (a connection never made).
-public struct NoBytes: ByteSource {
-    /// The empty source.
-    public init() {}
-
-    public var count: Int { 0 }
-
-    public func forEachChunk(limit: Int, _ body: (UnsafeRawBufferPointer) -> Bool) {}
-
-    public func drain(_ count: Int) {}
-
-    public func remove(_ count: Int) -> [UInt8] { [] }
 }

@@ -54,63 +54,24 @@ extension Exchange {
 
     /// The route's refusals of the head, and the multipart pipeline.
     mutating func setUp(sink: Sink, tools: RuleTools, now: Int64) -> ProxyError? {
-        var multipartType: MediaType?
-        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
-            guard let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
-                head.headers.count(of: "Content-Type") == 1
-            else {
-                // A Content-Type that cannot be read (or comes twice) could hide a multipart
-                // body from the rules while the upstream parses it: refuse it.
-                return ProxyError(.badRequest, detail: "malformed or repeated Content-Type")
-            }
-            if type.isMultipartFormData { multipartType = type }
-        }
-        if let route, !route.methods.isEmpty, !route.methods.contains(head.method) {
-            return ProxyError(
-                .methodNotAllowed, detail: "method \(head.method) not allowed on route \(route.name)")
-        }
-        if case .length(let length) = upstreamFraming, length > settings.limits.bodyBytes {
-            return ProxyError(
-                .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
+        let multipartType: MediaType?
+        switch HeadChecks.check(head, route: route, framing: upstreamFraming, limits: settings.limits) {
+        case .success(let type): multipartType = type
+        case .failure(let error): return error
         }
         if let multipartType {
-            if let error = setUpMultipart(multipartType, sink: sink, tools: tools, now: now) {
+            switch MultipartBody.make(
+                multipartType, route: route, head: head, limits: settings.limits, sink: sink, tools: tools,
+                now: now)
+            {
+            case .success(let body):
+                multipart = body
+                upstreamFraming = .chunked
+            case .failure(let error):
                 return error
             }
         }
         spooled = route?.requestBody == .buffer && upstreamFraming == .chunked
-        return nil
-    }
-
-    private mutating func setUpMultipart(_ type: MediaType, sink: Sink, tools: RuleTools, now: Int64)
-        -> ProxyError?
-    {
-        let boundary: [UInt8]
-        do throws(HTTPCoreError) {
-            boundary = try type.multipartBoundary()
-        } catch {
-            return ProxyError(.badRequest, detail: "multipart boundary is missing or invalid")
-        }
-        let parser: MultipartParser
-        do throws(MultipartError) {
-            parser = try MultipartParser(
-                boundary: boundary, limits: settings.limits.multipart,
-                policy: route?.rules.policy ?? MultipartPolicy(),
-                requestAnomalies: MultipartAnomalies(requestContentType: type))
-        } catch {
-            return ProxyError(error)
-        }
-        upstreamFraming = .chunked
-        var rewriter = RulePipeline(
-            rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
-            now: now / 1000, sniffer: tools.sniffer, hashing: tools.hashing)
-        if route?.requestBody == .buffer, rewriter.splitsFiles {
-            // order: fields_first — file parts wait in a second spool.
-            var files = sink
-            files.destination = .fileSpool
-            rewriter.deferred = FramedSink(files, chunked: false)
-        }
-        multipart = MultipartBody(parser: parser, rewriter: rewriter)
         return nil
     }
 
