@@ -8,6 +8,7 @@ public struct AccessRecord: Sendable {
 
     /// What the multipart rules saw and did.
     public struct Multipart: Sendable {
+        /// The parts in order (dropped ones included).
         public var parts: [Part]
         /// Names of injected fields.
         public var injected: [String]
@@ -19,14 +20,21 @@ public struct AccessRecord: Sendable {
 
     /// The request's id (`X-Request-Id`); `nil` for a request refused before its head parsed.
     public var requestID: String?
+    /// The request method, as received.
     public var method: String?
+    /// The request path.
     public var path: String?
+    /// The status the client got (499: it left; 444: dropped unanswered).
     public var status: Int
+    /// The upstream's status, if it answered.
     public var upstreamStatus: Int?
+    /// Request body bytes read (after de-chunking).
     public var bytesIn: Int64 = 0
+    /// Bytes sent to the client (heads included).
     public var bytesOut: Int64 = 0
-    /// Clock readings (milliseconds) at the head and at the end.
+    /// The clock reading (milliseconds) when the head was read.
     public var startedAt: Int64
+    /// The clock reading at the end.
     public var finishedAt: Int64
     /// From connecting (or taking a pooled connection) to the response head.
     public var upstreamMilliseconds: Int64?
@@ -36,6 +44,7 @@ public struct AccessRecord: Sendable {
     public var error: String?
     /// How the exchange failed, for metrics.
     public var failure: ProxyError?
+    /// The multipart body, when the rules ran.
     public var multipart: Multipart?
 
     /// A record for a request that failed before an exchange started.

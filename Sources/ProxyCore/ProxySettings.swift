@@ -6,7 +6,9 @@ public final class ProxySettings: Sendable {
     public let routes: RouteTable
     /// Where requests that match no route (or a route without `upstream:`) go.
     public let upstream: UpstreamURL
+    /// `limits:`
     public let limits: Limits
+    /// `timeouts:`
     public let timeouts: Timeouts
     /// Whether request fields whose name contains `_` are forwarded.
     public let underscoresInHeaders: Bool
@@ -40,8 +42,9 @@ public struct BufferLevels: Sendable, Equatable {
     public var upstreamOutput: Int
     /// Request body bytes staged while the upstream is not connected.
     public var staging: Int
-    /// Bytes written to the spool and to the file spool (`request_body: buffer`).
+    /// Bytes written to the spool (`request_body: buffer`).
     public var spool: Int64
+    /// Bytes written to the file spool (`order: fields_first`).
     public var fileSpool: Int64
 
     /// Creates levels; all empty by default.

@@ -30,6 +30,7 @@ public struct FramedSink<Base: RequestBodySink>: ByteSink {
         self.chunked = chunked
     }
 
+    /// Writes `bytes`, as one chunk when `chunked`.
     public mutating func write(_ bytes: UnsafeRawBufferPointer) {
         if chunked {
             ChunkedEncoder.writeChunk(bytes, into: &base)
