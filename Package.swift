@@ -77,7 +77,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "ProxyCore"], swiftSettings: strict),
         .testTarget(
-            name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTPCore", "MultipartParsing"],
+            name: "ProxyCoreTests",
+            dependencies: ["ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules"],
             swiftSettings: strict),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),

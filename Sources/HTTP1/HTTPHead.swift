@@ -60,14 +60,9 @@ public struct RequestHead: Equatable, Sendable {
 
     /// The request head as sent upstream: `METHOD target HTTP/1.1`, fields, blank line.
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + headers.count * 32)
-        out.append(contentsOf: method.utf8)
-        out.append(0x20)
-        out.append(contentsOf: target.utf8)
-        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
-        headers.appendSerialized(to: &out)
-        return out
+        var sink = ByteArraySink(capacity: 256 + headers.count * 32)
+        serialize(into: &sink)
+        return sink.bytes
     }
 }
 
@@ -99,27 +94,19 @@ public struct ResponseHead: Equatable, Sendable {
 
     /// The response head as sent to the client: `HTTP/1.1 status reason`, fields, blank line.
     public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + headers.count * 32)
-        out.append(contentsOf: "HTTP/1.1 \(status) ".utf8)
-        out.append(contentsOf: reason)
-        out.append(contentsOf: [0x0D, 0x0A])
-        headers.appendSerialized(to: &out)
-        return out
+        var sink = ByteArraySink(capacity: 128 + headers.count * 32)
+        serialize(into: &sink)
+        return sink.bytes
     }
 }
 
 extension HeaderFields {
     /// Appends `Name: value\r\n` for each field, then the blank line.
     public func appendSerialized(to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + serializedCount)
-        forEachField { name, value in
-            out.append(contentsOf: name)
-            out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: value)
-            out.append(contentsOf: [0x0D, 0x0A])
-        }
-        out.append(contentsOf: [0x0D, 0x0A])
+        var sink = ByteArraySink()
+        swap(&sink.bytes, &out)
+        serialize(into: &sink)
+        swap(&sink.bytes, &out)
     }
 }
 

@@ -1,8 +1,6 @@
-import Config
 import EventLoop
-import HTTP1
 import HTTPCore
-import UploadRules
+import ProxyCore
 
 #if canImport(Glibc)
     import Glibc
@@ -17,54 +15,55 @@ final class AccessLog: @unchecked Sendable {
         writer = LogWriter(destination: destination)
     }
 
-    /// Writes the exchange's line, built once into bytes (`JSONLine`): no `String` per value.
-    func write(exchange: Exchange, status: Int, client: SocketAddress, now: Int64) {
+    /// Writes the record's line, built once into bytes (`JSONLine`): no `String` per value.
+    func write(_ record: AccessRecord, client: SocketAddress) {
         guard writer.isEnabled else { return }
+        guard let requestID = record.requestID else { return writeEarly(record, client: client) }
         var line = JSONLine()
         line.key("time")
         line.timestamp(unixMilliseconds: wallClockMilliseconds())
         line.key("id")
-        line.string(exchange.requestID)
+        line.string(requestID)
         line.key("client")
         line.string(client.host)
         line.key("method")
-        line.string(exchange.head.method)
+        line.string(record.method ?? "")
         line.key("path")
-        line.string(exchange.head.path)
+        line.string(record.path ?? "")
         line.key("status")
-        line.integer(status)
+        line.integer(record.status)
         line.key("upstream_status")
-        line.integer(exchange.upstreamStatus)
+        line.integer(record.upstreamStatus)
         line.key("bytes_in")
-        line.integer(exchange.bytesIn)
+        line.integer(record.bytesIn)
         line.key("bytes_out")
-        line.integer(exchange.bytesOut)
+        line.integer(record.bytesOut)
         line.key("duration_ms")
-        line.integer(now - exchange.startedAt)
+        line.integer(record.finishedAt - record.startedAt)
         line.key("upstream_ms")
-        line.integer(exchange.upstreamMilliseconds)
+        line.integer(record.upstreamMilliseconds)
         line.key("route")
-        line.string(exchange.route?.name)
-        if case .multipart(let pipeline) = exchange.body {
+        line.string(record.route)
+        if let multipart = record.multipart {
             line.key("anomalies")
             line.beginArray()
-            for name in pipeline.parser.anomalies.names { line.string(name) }
+            for name in multipart.anomalies { line.string(name) }
             line.endArray()
             line.key("parts")
             line.beginArray()
-            for part in pipeline.rewriter.records { Self.write(part, to: &line) }
+            for part in multipart.parts { Self.write(part, to: &line) }
             line.endArray()
             line.key("injected")
             line.beginArray()
-            for name in pipeline.rewriter.injected { line.string(name) }
+            for name in multipart.injected { line.string(name) }
             line.endArray()
         }
         line.key("error")
-        line.string(exchange.error)
+        line.string(record.error)
         emit(&line)
     }
 
-    private static func write(_ part: RulePipeline<BodySink>.PartRecord, to line: inout JSONLine) {
+    private static func write(_ part: AccessRecord.Part, to line: inout JSONLine) {
         line.beginObject()
         line.key("name")
         line.string(part.name)
@@ -91,24 +90,22 @@ final class AccessLog: @unchecked Sendable {
         line.endObject()
     }
 
-    func writeEarly(status: Int, client: SocketAddress, error: String) {
-        guard writer.isEnabled else { return }
+    /// A request refused before its exchange started: time, client, status and error.
+    private func writeEarly(_ record: AccessRecord, client: SocketAddress) {
         var line = JSONLine(capacity: 160)
         line.key("time")
         line.timestamp(unixMilliseconds: wallClockMilliseconds())
         line.key("client")
         line.string(client.host)
         line.key("status")
-        line.integer(status)
+        line.integer(record.status)
         line.key("error")
-        line.string(error)
+        line.string(record.error ?? "")
         emit(&line)
     }
 
     private func emit(_ line: inout JSONLine) {
-        // LogWriter takes a String: one conversion of the finished bytes (an enqueue of bytes
-        // would save it; LogWriter belongs to the event-loop work).
-        writer.enqueue(String(decoding: line.finish(), as: UTF8.self))
+        writer.enqueue(line.finish())
     }
 
     private func wallClockMilliseconds() -> Int64 {

@@ -1,41 +1,48 @@
 import EventLoop
-import HTTP1
-import HTTPCore
+import ProxyCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Where a request body goes on its way upstream: straight into the upstream buffer (as
-/// chunks, or as is under a Content-Length), or into a spool file for `request_body: buffer`.
-struct BodySink: ByteSink {
-    enum Target {
-        case chunked(EvBuffer)
-        case plain(EvBuffer)
-        case spool(Spool)
-    }
+/// Where a connection's request body bytes go, as the exchange names the destination: the
+/// upstream's output, the staging buffer, or a spool file for `request_body: buffer`. Chunk
+/// framing is the exchange's (`FramedSink`); this only writes.
+struct BodySink: RequestBodySink {
+    unowned let connection: ClientConnection
+    var destination = BodyDestination.staging
 
-    var target: Target
-    /// Bytes written (payload, before chunk framing).
-    private(set) var written: Int64 = 0
-
-    init(_ target: Target) {
-        self.target = target
+    init(_ connection: ClientConnection) {
+        self.connection = connection
     }
 
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        written += Int64(bytes.count)
-        switch target {
-        case .chunked(let buffer):
-            buffer.add(ChunkedEncoder.chunkHeader(bytes.count))
-            buffer.add(bytes)
-            buffer.add("\r\n")
-        case .plain(let buffer):
-            buffer.add(bytes)
-        case .spool(let spool):
-            spool.write(bytes)
+        switch destination {
+        case .upstream: connection.upstream?.socket.output.add(bytes)
+        case .staging: connection.staging.buffer.add(bytes)
+        case .spool: connection.spool?.write(bytes)
+        case .fileSpool: connection.fileSpool?.write(bytes)
         }
+    }
+
+    mutating func openSpools(files: Bool) -> Bool {
+        let directory = connection.worker.config.tempDirectory
+        do throws(ProxyError) {
+            connection.spool = try Spool(directory: directory)
+            if files { connection.fileSpool = try Spool(directory: directory) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    mutating func flushSpools() -> Bool {
+        (connection.spool?.flush() ?? true) && (connection.fileSpool?.flush() ?? true)
+    }
+
+    var spoolFailed: Bool {
+        (connection.spool?.error ?? 0) != 0 || (connection.fileSpool?.error ?? 0) != 0
     }
 }
 

@@ -1,247 +1,142 @@
-import Config
 import EventLoop
 import HTTP1
-import HTTPCore
 import HTTPIO
-import MultipartEncoding
-import MultipartParsing
 import ProxyCore
 
-/// One client connection: reads requests in order (keep-alive, pipelining), forwards each
-/// through an upstream connection and relays the response, with backpressure both ways.
+/// One client connection's I/O shell: it reports socket, upstream and timer events to its
+/// `HTTP1ConnectionStateMachine` and executes the actions that come back. It decides nothing.
 ///
-/// Lives on its worker's loop thread. The worker keeps it alive until `close()`.
+/// Lives on its worker's loop thread. The worker keeps it alive until `closeClient`.
 final class ClientConnection: BufferedSocketDelegate {
-    /// Buffers above this stop the reading side (libevent watermarks).
-    static let highWater = 256 * 1024
-
     let socket: BufferedSocket
     unowned let worker: Worker
-    /// The configuration of the current request (taken from the worker when it starts).
-    var config: ServerConfig
     let peer: SocketAddress
-    /// The peer's numeric address, formatted once (X-Forwarded-For, logs).
-    lazy var peerHost = peer.host
-    var scanner: HeadScanner
-    var exchange: Exchange?
-    var closing = false
+    /// The peer's numeric address, formatted once (logs).
+    let peerHost: String
+    var machine: HTTP1ConnectionStateMachine<BodySink>
+    var actions = ActionBuffer()
+    /// The current exchange's upstream connection.
+    var upstream: UpstreamConnection?
+    /// Body bytes read before the upstream connection is ready.
+    let staging = OwnedEvBuffer()
+    /// The spools of `request_body: buffer`.
+    var spool: Spool?
+    var fileSpool: Spool?
+    var timers: ConnectionTimers!
     var closed = false
-    var clientHalfClosed = false
-    /// After an error answer while the client may still be sending: FIN sent, the rest read
-    /// and discarded until the client closes or `lingerMilliseconds` pass (nginx's
-    /// lingering close), so the client reads the answer instead of a reset.
-    var lingerAfterFlush = false
-    var headerTimer: Timer?
-    /// Set while lingering: closes the connection when the time is up.
-    var lingerTimer: Timer?
-    static let lingerMilliseconds: Int64 = 5_000
 
     init(socket: BufferedSocket, peer: SocketAddress, worker: Worker) {
         self.socket = socket
         self.peer = peer
         self.worker = worker
-        self.config = worker.config
-        self.scanner = HeadScanner(limit: worker.config.limits.headerBytes, requireCRLF: true)
+        self.peerHost = peer.host
+        machine = HTTP1ConnectionStateMachine(
+            settings: worker.settings, client: Array(peerHost.utf8), tools: worker.ruleTools,
+            now: worker.base.nowMilliseconds, actions: &actions)
+        timers = ConnectionTimers(base: worker.base) { [unowned self] id in self.timerFired(id) }
         socket.delegate = self
-        socket.setWatermarks(readHigh: Self.highWater, writeLow: 0)
-        socket.setTimeouts(readMilliseconds: config.timeouts.idle, writeMilliseconds: config.timeouts.idle)
-        headerTimer = Timer(base: worker.base) { [unowned self] in self.headerTimedOut() }
+        socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
         socket.enable()
+        execute()
     }
+
+    /// The buffer counts the state machine decides backpressure from.
+    var levels: BufferLevels {
+        BufferLevels(
+            clientOutput: socket.output.count, upstreamOutput: upstream?.socket.output.count ?? 0,
+            staging: staging.buffer.count, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
+    }
+
+    var now: Int64 { worker.base.nowMilliseconds }
+
+    /// A request body sink over this connection's buffers and spools.
+    var sink: BodySink { BodySink(self) }
 
     // MARK: socket events
 
     func socketReadable(_ socket: BufferedSocket) {
-        if closing {
-            socket.input.drain(socket.input.count)
-            return
-        }
-        if exchange == nil {
-            readRequests()
-        } else {
-            pumpRequestBody()
-        }
+        guard !closed else { return }
+        machine.clientReadable(
+            input: socket.input, sink: sink, levels: levels, settings: worker.settings, now: now,
+            actions: &actions)
+        execute()
     }
 
     func socketWritable(_ socket: BufferedSocket) {
-        if closing {
-            if socket.output.count == 0 { finishClosing() }
-            return
-        }
-        resumeResponse()
+        guard !closed else { return }
+        machine.clientDrained(levels: levels, now: now, actions: &actions)
+        execute()
     }
 
     func socket(_ socket: BufferedSocket, events: SocketEvents) {
-        if lingerTimer != nil { return close() }
-        if events.contains(.timeout) {
-            if events.contains(.reading), let exchange, exchange.clientBodyRead {
-                // The whole request is in: a silent client is waiting for its answer (the
-                // upstream's timeouts govern). libevent stopped reading; go on.
-                resumeReading()
-                return
-            }
-            if let exchange, !exchange.responseStarted {
-                fail(ProxyError(.requestTimeout, detail: "client too slow"))
-            } else if exchange == nil, scanner.scanned > 0 || socket.input.count > 0 {
-                fail(ProxyError(.requestTimeout, detail: "request header not received in time"))
-            } else {
-                close()
-            }
-            return
-        }
-        if events.contains(.endOfFile), !events.contains(.error) {
-            // The client half-closed: it may still read. What it sent before the FIN counts;
-            // a response being written (or an error being flushed) still goes out.
-            clientHalfClosed = true
-            socket.setReading(false)
-            guard let exchange else { return flushAndClose() }
-            if !exchange.clientBodyRead { pumpRequestBody() }
-            return
-        }
-        clientGone()
-    }
-
-    /// The client closed (or reset) before its request was whole: the upstream gets nothing
-    /// more, the exchange is logged as 499.
-    func clientGone() {
-        if let exchange {
-            exchange.error = "client closed the connection"
-            abortUpstream()
-            worker.log(exchange, status: 499, client: peer)
-        }
-        close()
-    }
-
-    /// Reads from the client again, unless it has half-closed (nothing more will come).
-    func resumeReading() {
-        if !clientHalfClosed { socket.setReading(true) }
-    }
-
-    // MARK: reading requests
-
-    func readRequests() {
-        guard !closing, exchange == nil else { return }
-        let input = socket.input
-        if input.count == 0 { return }
-        if scanner.scanned == 0 { config = worker.config }
-        if scanner.scanned == 0 { headerTimer?.schedule(milliseconds: config.timeouts.header) }
-        let headBytes: [UInt8]
-        do throws(HTTP1Error) {
-            guard let bytes = try input.takeHead(&scanner) else { return }
-            headBytes = bytes
-        } catch {
-            return fail(ProxyError(error))
-        }
-        headerTimer?.cancel()
-        scanner = HeadScanner(limit: config.limits.headerBytes, requireCRLF: true)
-        var head: RequestHead
-        do throws(HTTP1Error) {
-            head = try HeadParser.parseRequest(headBytes)
-        } catch {
-            return fail(ProxyError(error))
-        }
-        dropUnderscoreFields(&head)
-        startExchange(head)
-    }
-
-    private func headerTimedOut() {
-        guard exchange == nil, !closing else { return }
-        fail(ProxyError(.requestTimeout, detail: "request header not received in time"))
-    }
-
-    // MARK: errors and the end of a connection
-
-    /// Answers with an error (when no response has started) and closes the connection.
-    func fail(_ error: ProxyError) {
         guard !closed else { return }
-        abortUpstream()
-        if error.status >= 500 {
-            ErrorLog.shared.write(
-                .warn,
-                "\(error.status) for \(peerHost) \(exchange?.head.method ?? "-") \(exchange.map { String($0.head.path) } ?? "-"): \(error.detail)"
-            )
-        }
-        if let exchange {
-            exchange.error = error.detail
-            exchange.failure = error
-            if exchange.responseStarted {
-                worker.log(exchange, status: exchange.upstreamStatus ?? error.status, client: peer)
-                return close()
-            }
-        }
-        let accept = exchange?.head.headers["Accept"] ?? ""
-        let body: String
-        let contentType: String
-        if accept.contains("application/json") {
-            body = "{\"status\":\(error.status),\"error\":\(jsonString(error.detail))}\n"
-            contentType = "application/json"
+        if events.contains(.endOfFile), !events.contains(.error) {
+            machine.clientEndOfInput(
+                input: socket.input, sink: sink, levels: levels, now: now, actions: &actions)
         } else {
-            body = "\(error.status) \(ProxyError.reasonPhrase(error.status)): \(error.detail)\n"
-            contentType = "text/plain; charset=utf-8"
+            machine.clientFailed(now: now, actions: &actions)
         }
-        var response = "HTTP/1.1 \(error.status) \(ProxyError.reasonPhrase(error.status))\r\n"
-        response +=
-            "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
-        response += "Date: \(String(decoding: responseDate(), as: UTF8.self))\r\n"
-        if let id = exchange?.requestID { response += "X-Request-Id: \(id)\r\n" }
-        response += "\r\n"
-        socket.output.add(response)
-        if exchange?.head.method != "HEAD" { socket.output.add(body) }
-        if let exchange {
-            exchange.bytesOut += Int64(response.utf8.count + body.utf8.count)
-            worker.log(exchange, status: error.status, client: peer)
-        } else {
-            worker.logEarly(status: error.status, client: peer, error: error)
-        }
-        // The client may still be sending the request (or its body): linger.
-        exchange = nil
-        flushAndClose(linger: true)
+        execute()
+    }
+
+    private func timerFired(_ id: TimerID) {
+        guard !closed else { return }
+        machine.timer(id, levels: levels, now: now, actions: &actions)
+        execute()
     }
 
     /// The worker drains: an idle connection closes now, a busy one after its exchange.
     func drain() {
-        if exchange == nil { flushAndClose() }
+        guard !closed else { return }
+        machine.drain(levels: levels, now: now, actions: &actions)
+        execute()
     }
 
-    /// Stops reading, sends what is queued, then closes; with `linger`, the client's unread
-    /// bytes are discarded for a while first (see `lingerAfterFlush`).
-    func flushAndClose(linger: Bool = false) {
-        closing = true
-        lingerAfterFlush = linger && !clientHalfClosed
-        socket.setReading(false)
-        socket.input.drain(socket.input.count)
-        if socket.output.count == 0 {
-            finishClosing()
-        }
+    /// The worker's hashing queue reported progress.
+    func hashingProgressed() {
+        guard !closed else { return }
+        machine.hashingProgressed(sink: sink, levels: levels, now: now, actions: &actions)
+        execute()
     }
 
-    /// The output is flushed: close, or half-close and linger.
-    private func finishClosing() {
-        if lingerTimer != nil { return }
-        guard lingerAfterFlush else { return close() }
-        socket.shutdownWrite()
-        socket.setReading(true)
-        lingerTimer = Timer(base: worker.base) { [unowned self] in self.close() }
-        lingerTimer?.schedule(milliseconds: Self.lingerMilliseconds)
-    }
-
-    /// Drops the upstream side of the current exchange without completing its request.
-    func abortUpstream() {
-        guard let exchange, let upstream = exchange.upstream else { return }
-        exchange.upstream = nil
-        worker.pool.discard(upstream)
-    }
-
+    /// Closes the connection (the worker stops).
     func close() {
         guard !closed else { return }
-        closed = true
-        headerTimer?.cancel()
-        headerTimer = nil
-        lingerTimer?.cancel()
-        lingerTimer = nil
-        abortUpstream()
-        exchange = nil
-        socket.close()
-        worker.closed(self)
+        machine.close(now: now, actions: &actions)
+        execute()
+    }
+}
+
+extension ClientConnection: UpstreamOwner {
+    func upstreamConnected(_ upstream: UpstreamConnection) {
+        guard !closed, upstream === self.upstream else { return }
+        machine.upstreamConnected(levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    func upstreamWritable(_ upstream: UpstreamConnection) {
+        guard !closed, upstream === self.upstream else { return }
+        machine.upstreamWritable(levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    func upstreamReadable(_ upstream: UpstreamConnection) {
+        guard !closed, upstream === self.upstream else { return }
+        machine.upstreamReadable(input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
+        guard !closed, upstream === self.upstream else {
+            worker.pool.discard(upstream)
+            return
+        }
+        let tlsError = upstream.socket.tlsError
+        let failure: UpstreamFailure =
+            events.contains(.endOfFile) && !events.contains(.error)
+            ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
+        machine.upstreamFailed(
+            failure, input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        execute()
     }
 }

@@ -57,8 +57,13 @@ final class LogWriter: @unchecked Sendable {
 
     /// Queues one line (a trailing newline is added); never blocks on I/O.
     func enqueue(_ line: String) {
+        enqueue(Array(line.utf8))
+    }
+
+    /// Queues one line given as bytes (without its line break).
+    func enqueue(_ line: [UInt8]) {
         guard isEnabled else { return }
-        var bytes = Array(line.utf8)
+        var bytes = line
         bytes.append(0x0A)
         let accepted = queue.withLock { queue -> Bool in
             guard queue.bytes + bytes.count <= Self.capacity else {

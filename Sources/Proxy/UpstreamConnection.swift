@@ -19,21 +19,13 @@ final class UpstreamConnection: BufferedSocketDelegate {
     private(set) var isConnected = false
     /// Requests this connection has carried (more than 0 means it came from the pool).
     var requestsServed = 0
-    private var connectTimer: Timer?
 
-    init(
-        target: UpstreamURL, socket: BufferedSocket, pool: UpstreamPool, connectTimeout: Int64,
-        base: EventBase
-    ) {
+    /// Wraps a socket being connected; the owner's exchange times the connect.
+    init(target: UpstreamURL, socket: BufferedSocket, pool: UpstreamPool) {
         self.target = target
         self.socket = socket
         self.pool = pool
         socket.delegate = self
-        connectTimer = Timer(base: base) { [weak self] in
-            guard let self, let owner = self.owner else { return }
-            owner.upstream(self, failed: [.timeout, .writing])
-        }
-        connectTimer?.schedule(milliseconds: connectTimeout)
     }
 
     func socketReadable(_ socket: BufferedSocket) {
@@ -51,13 +43,11 @@ final class UpstreamConnection: BufferedSocketDelegate {
     func socket(_ socket: BufferedSocket, events: SocketEvents) {
         if events.contains(.connected) {
             isConnected = true
-            connectTimer = nil
             socket.setNoDelay()
             socket.enable()
             owner?.upstreamConnected(self)
             return
         }
-        connectTimer = nil
         if let owner {
             owner.upstream(self, failed: events)
         } else {
@@ -67,7 +57,6 @@ final class UpstreamConnection: BufferedSocketDelegate {
 
     /// Closes the socket.
     func close() {
-        connectTimer = nil
         owner = nil
         socket.close()
     }
@@ -92,7 +81,7 @@ final class UpstreamPool {
     }
 
     /// An idle connection to `target`, or a new one being connected.
-    func acquire(_ target: UpstreamURL, owner: any UpstreamOwner, connectTimeout: Int64) throws(ProxyError)
+    func acquire(_ target: UpstreamURL, owner: any UpstreamOwner) throws(ProxyError)
         -> UpstreamConnection
     {
         while let connection = idle[target]?.popLast() {
@@ -123,8 +112,7 @@ final class UpstreamPool {
         } catch {
             throw ProxyError(.upstreamUnreachable, detail: "cannot connect to the upstream")
         }
-        let connection = UpstreamConnection(
-            target: target, socket: socket, pool: self, connectTimeout: connectTimeout, base: base)
+        let connection = UpstreamConnection(target: target, socket: socket, pool: self)
         connection.owner = owner
         opened += 1
         return connection

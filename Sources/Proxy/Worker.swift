@@ -1,7 +1,7 @@
 public import Config
 public import EventLoop
-import HTTP1
 import HTTPCore
+import ProxyCore
 import Synchronization
 import UploadRules
 
@@ -22,7 +22,11 @@ final class Worker {
 
     let base: EventBase
     /// The configuration new requests start with (loop thread only).
-    private(set) var config: ServerConfig
+    private(set) var config: ServerConfig {
+        didSet { settings = Self.settings(config) }
+    }
+    /// `config` as the state machines read it.
+    private(set) var settings: ProxySettings
     /// Whether the worker is draining: connections close after their current exchange.
     private(set) var draining = false
     private let commands = Mutex<[Command]>([])
@@ -30,23 +34,27 @@ final class Worker {
     let pool: UpstreamPool
     let log: AccessLog
     let metrics: Metrics
-    /// libmagic is not thread-safe: one sniffer per worker.
-    let sniffer = Sniffer()
-    /// The `Date` value responses get, formatted once per second (loop thread only).
-    var date = HTTPDate()
+    /// The rules' per-thread tools: a sniffer (libmagic is not thread-safe) and this loop's
+    /// share of the hashing threads, if the server has them.
+    private(set) var ruleTools = RuleTools(sniffer: Sniffer())
+    /// Wakes the loop when hashing progresses (from a hashing thread).
+    private var hashingNotifier: Notifier?
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
-    private var random = SecureRandom()
     private let maxConnections: Int
     private var acceptErrors = AcceptErrorTally(pause: Listener.errorPauseMilliseconds)
     /// Writes the accept failures counted since the last line, once its interval is over.
     private var acceptErrorReport: Timer?
 
-    init(config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress)
-        throws(EventLoopError)
-    {
+    /// - Parameter digestPool: the hashing threads every worker shares; without them, large
+    ///   parts are hashed on the loop.
+    init(
+        config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress,
+        digestPool: DigestPool? = nil
+    ) throws(EventLoopError) {
         base = try EventBase()
         self.config = config
+        self.settings = Self.settings(config)
         self.log = log
         self.metrics = metrics
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
@@ -57,6 +65,16 @@ final class Worker {
             onAccept: { [unowned self] fd, peer in self.accept(fd, peer) })
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
         acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
+        if let digestPool {
+            let notifier = Notifier(base: base) { [unowned self] in self.hashingProgressed() }
+            hashingNotifier = notifier
+            ruleTools.hashing = DigestQueue(pool: digestPool) { [notifier] in notifier.notify() }
+        }
+    }
+
+    /// A hashing thread reported progress: every connection looks at its held output.
+    private func hashingProgressed() {
+        for client in Array(clients.values) { client.hashingProgressed() }
     }
 
     /// Queues a command for the loop thread (callable from any thread).
@@ -129,15 +147,12 @@ final class Worker {
         stopIfDrained()
     }
 
-    func newRequestID() -> String {
-        Hex.random(words: 2, using: &random)
-    }
-
-    /// Wall-clock Unix seconds (templates, token deadlines).
-    var unixTime: Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec)
+    /// The run-time settings of a configuration.
+    static func settings(_ config: ServerConfig) -> ProxySettings {
+        ProxySettings(
+            routes: config.routes, upstream: config.upstream, limits: config.limits,
+            timeouts: config.timeouts,
+            underscoresInHeaders: config.underscoresInHeaders)
     }
 
     /// A request started (for the in-flight gauge).
@@ -146,58 +161,47 @@ final class Worker {
     }
 
     /// A request ended: its access-log line and its metrics, exactly once.
-    func log(_ exchange: Exchange, status: Int, client: SocketAddress) {
-        let now = base.nowMilliseconds
-        log.write(exchange: exchange, status: status, client: client, now: now)
-        var parts: [RulePipeline<BodySink>.PartRecord] = []
-        var injected = 0
-        var anomalies: [String] = []
-        var files = 0
-        if case .multipart(let pipeline) = exchange.body {
-            parts = pipeline.rewriter.records
-            files = pipeline.parser.fileCount
-            injected = pipeline.rewriter.injected.count
-            anomalies = pipeline.parser.anomalies.names
+    func log(_ record: AccessRecord, client: SocketAddress) {
+        log.write(record, client: client)
+        guard record.requestID != nil else {
+            return metrics.update { state in
+                state.requests["none\u{1F}" + String(record.status), default: 0] += 1
+                if let limit = record.failure?.limit { state.limitRejections[limit, default: 0] += 1 }
+            }
         }
-        let route = exchange.route?.name ?? "none"
-        let failure = exchange.failure
+        let parts = record.multipart?.parts ?? []
+        let route = record.route ?? "none"
+        let failure = record.failure
         metrics.update { state in
             state.uploadsInFlight -= 1
-            state.requests[route + "\u{1F}" + String(status), default: 0] += 1
-            state.bytesIn += Int(exchange.bytesIn)
-            state.bytesOut += Int(exchange.bytesOut)
+            state.requests[route + "\u{1F}" + String(record.status), default: 0] += 1
+            state.bytesIn += Int(record.bytesIn)
+            state.bytesOut += Int(record.bytesOut)
             state.parts += parts.count
-            state.files += files
+            state.files += record.multipart?.files ?? 0
             let renamed = parts.filter(\.renamed).count
             let dropped = parts.filter(\.dropped).count
             let overrides = parts.filter {
                 $0.sniffedType != nil && $0.contentType == $0.sniffedType && $0.declaredType != $0.sniffedType
             }.count
+            let injected = record.multipart?.injected.count ?? 0
             if renamed > 0 { state.ruleActions["renamed", default: 0] += renamed }
             if dropped > 0 { state.ruleActions["dropped", default: 0] += dropped }
             if injected > 0 { state.ruleActions["injected", default: 0] += injected }
             if overrides > 0 { state.ruleActions["sniff_override", default: 0] += overrides }
             if failure?.kind == .unsupportedMediaType { state.ruleActions["type_rejected", default: 0] += 1 }
             if let limit = failure?.limit { state.limitRejections[limit, default: 0] += 1 }
-            for flag in anomalies { state.anomalies[flag, default: 0] += 1 }
+            for flag in record.multipart?.anomalies ?? [] { state.anomalies[flag, default: 0] += 1 }
             switch failure?.kind {
             case .upstreamUnreachable?: state.upstreamErrors["unreachable", default: 0] += 1
             case .upstreamTimeout?: state.upstreamErrors["timeout", default: 0] += 1
             case .upstreamBroken?: state.upstreamErrors["broken", default: 0] += 1
             default: break
             }
-            state.requestDuration.observe(Double(now - exchange.startedAt) / 1000)
-            if let upstream = exchange.upstreamMilliseconds {
+            state.requestDuration.observe(Double(record.finishedAt - record.startedAt) / 1000)
+            if let upstream = record.upstreamMilliseconds {
                 state.upstreamDuration.observe(Double(upstream) / 1000)
             }
-        }
-    }
-
-    func logEarly(status: Int, client: SocketAddress, error: ProxyError) {
-        log.writeEarly(status: status, client: client, error: error.detail)
-        metrics.update { state in
-            state.requests["none\u{1F}" + String(status), default: 0] += 1
-            if let limit = error.limit { state.limitRejections[limit, default: 0] += 1 }
         }
     }
 

@@ -30,6 +30,9 @@ public struct Route: Sendable {
     /// `headers.set` and `headers.remove`.
     public var setHeaders: [(String, String)]
     public var removeHeaders: [String]
+    /// Request-level checks run on every request of the route before its body is forwarded
+    /// (none by default); set at run time.
+    public var checks: [any RequestCheck] = []
 
     public init(
         name: String? = nil, pathPrefix: String, host: String? = nil, methods: [String] = [],

@@ -12,19 +12,7 @@ public import MultipartParsing
 /// called on the loop thread after the queue's signal, releases them (see `RulePipeline+Holds`).
 public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// One forwarded (or dropped) part, for the access log.
-    public struct PartRecord: Sendable {
-        public var name: String
-        public var filename: String?
-        public var originalFilename: String?
-        public var declaredType: String?
-        public var sniffedType: String?
-        public var contentType: String?
-        public var bytes: Int64 = 0
-        public var dropped = false
-        /// The field was renamed by `rename_fields`.
-        public var renamed = false
-        public var digests: [(DigestAlgorithm, String)] = []
-    }
+    public typealias PartRecord = PartLogRecord
 
     /// Why the rules refused the request (a reason, not a status).
     public typealias Refusal = RuleRefusal

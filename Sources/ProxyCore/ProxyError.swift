@@ -1,10 +1,13 @@
-import HTTP1
-import MultipartParsing
+public import HTTP1
+public import MultipartParsing
+public import UploadRules
 
 /// Why a request ended badly, and the status the client gets. This is the one place where
-/// errors of the other modules become HTTP status codes.
-struct ProxyError: Error {
-    enum Kind {
+/// errors of the other modules (and rule refusals, which carry a reason) become HTTP status
+/// codes.
+public struct ProxyError: Error, Sendable, Equatable {
+    /// What went wrong, in the proxy's terms; `status` maps it to an HTTP status.
+    public enum Kind: Sendable, Equatable {
         case badRequest
         case headTooLarge
         case versionNotSupported
@@ -19,21 +22,30 @@ struct ProxyError: Error {
         case upstreamTimeout
         case spoolFailed
         case insufficientStorage
+        /// A request-level check refused the request with this status (401, 403, 429, ...).
+        case refused(status: Int)
+        /// A request-level verdict did not arrive in time (503).
+        case verdictTimeout
+        /// The client closed the connection before the exchange ended (logged as 499).
+        case clientGone
     }
 
-    var kind: Kind
+    /// What went wrong.
+    public var kind: Kind
     /// What to tell the client and the log (never a secret).
-    var detail: String
+    public var detail: String
     /// The `limits:` key that was exceeded, for metrics.
-    var limit: String?
+    public var limit: String?
 
-    init(_ kind: Kind, detail: String, limit: String? = nil) {
+    /// Creates an error of `kind`; `detail` reaches the client and the log.
+    public init(_ kind: Kind, detail: String, limit: String? = nil) {
         self.kind = kind
         self.detail = detail
         self.limit = limit
     }
 
-    init(_ error: HTTP1Error) {
+    /// The error for a malformed or oversized request head or body framing.
+    public init(_ error: HTTP1Error) {
         switch error.reason {
         case .headTooLarge:
             self.init(.headTooLarge, detail: "request header section too large", limit: "header_bytes")
@@ -42,7 +54,8 @@ struct ProxyError: Error {
         }
     }
 
-    init(_ error: MultipartError) {
+    /// The error for a multipart body the parser refused.
+    public init(_ error: MultipartError) {
         if case .limitExceeded(let limit) = error.reason {
             // Part header sizes are malformed input (400); counts and bytes are 413.
             let kind: Kind =
@@ -59,7 +72,16 @@ struct ProxyError: Error {
         }
     }
 
-    var status: Int {
+    /// The error for a rule's refusal: 415 for the type rules, 400 for the rest.
+    public init(_ refusal: RuleRefusal) {
+        switch refusal.reason {
+        case .typeNotAllowed, .typeMismatch: self.init(.unsupportedMediaType, detail: refusal.description)
+        case .unsafeFilename, .encoding: self.init(.badRequest, detail: refusal.description)
+        }
+    }
+
+    /// The HTTP status the client gets (and the log records).
+    public var status: Int {
         switch kind {
         case .badRequest: 400
         case .headTooLarge: 431
@@ -74,20 +96,27 @@ struct ProxyError: Error {
         case .upstreamTimeout: 504
         case .spoolFailed: 500
         case .insufficientStorage: 507
+        case .refused(let status): status
+        case .verdictTimeout: 503
+        case .clientGone: 499
         }
     }
 
-    static func reasonPhrase(_ status: Int) -> String {
+    /// The reason phrase written after `status` in a status line.
+    public static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
         case 200: "OK"
         case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
         case 411: "Length Required"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
+        case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 502: "Bad Gateway"

@@ -1,0 +1,77 @@
+/// Buffered bytes that a reader consumes from the front: an `evbuffer` in the proxy, an array
+/// in tests. The reader peeks at contiguous chunks, then drains what it used.
+///
+/// The requirements are non-mutating: a source is a view of storage owned elsewhere.
+public protocol ByteSource {
+    /// Bytes buffered.
+    var count: Int { get }
+    /// Calls `body` with the buffered bytes in contiguous chunks, in order, up to `limit`
+    /// bytes, until it returns `false`. The chunks are valid only during the call.
+    func forEachChunk(limit: Int, _ body: (UnsafeRawBufferPointer) -> Bool)
+    /// Removes the first `count` bytes.
+    func drain(_ count: Int)
+    /// Removes and returns the first `count` bytes.
+    func remove(_ count: Int) -> [UInt8]
+}
+
+extension ByteSource {
+    /// Looks for the end of an HTTP head, continuing where `scanner` stopped (the source still
+    /// holds the bytes it scanned). When the head is complete, removes it (with any empty
+    /// lines before it) and returns it.
+    ///
+    /// - Throws: what `HeadScanner.scan` throws (`.headTooLarge`, `.bareLineFeed`).
+    public func takeHead(_ scanner: inout HeadScanner) throws(HTTP1Error) -> [UInt8]? {
+        var skip = scanner.scanned
+        var end: Int?
+        var failure: HTTP1Error?
+        var offset = 0
+        forEachChunk(limit: .max) { chunk in
+            defer { offset += chunk.count }
+            if skip >= chunk.count {
+                skip -= chunk.count
+                return true
+            }
+            let rest = UnsafeRawBufferPointer(rebasing: chunk[skip...])
+            let restStart = offset + skip
+            skip = 0
+            do throws(HTTP1Error) {
+                if let found = try scanner.scan(rest) {
+                    end = restStart + found
+                    return false
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        guard let end else { return nil }
+        drain(scanner.leadingEmptyBytes)
+        return remove(end - scanner.leadingEmptyBytes)
+    }
+
+    /// Runs the buffered bytes through `decoder`, draining what the body used; `onData`
+    /// receives payload bytes (borrowed).
+    ///
+    /// - Returns: whether the body is complete.
+    public func decodeBody(_ decoder: inout BodyDecoder, _ onData: (UnsafeRawBufferPointer) -> Void)
+        throws(HTTP1Error) -> Bool
+    {
+        var used = 0
+        var failure: HTTP1Error?
+        forEachChunk(limit: .max) { chunk in
+            do throws(HTTP1Error) {
+                let taken = try decoder.decode(chunk, onData)
+                used += taken
+                return taken == chunk.count && !decoder.isComplete
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        drain(used)
+        if let failure { throw failure }
+        return decoder.isComplete
+    }
+}

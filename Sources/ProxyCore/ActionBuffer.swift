@@ -1,0 +1,89 @@
+public import HTTPCore
+
+/// The actions a state machine call returns, in order, and the bytes the `send` actions refer
+/// to. The shell owns one per connection and clears it after executing it, so its storage
+/// keeps its capacity: events allocate nothing here once it has grown.
+///
+/// As a `ByteSink` it appends to the byte store; `sendClient(_:)` and `sendUpstream(_:)`
+/// record what a writer appended as one action.
+public struct ActionBuffer: ByteSink, Sendable {
+    /// The actions not yet executed.
+    public private(set) var actions: [ProxyAction] = []
+    /// The byte store the `send` actions point into.
+    public private(set) var bytes: [UInt8] = []
+    /// Index of the next action `next()` returns.
+    private var cursor = 0
+
+    /// Creates an empty buffer.
+    public init() {
+        actions.reserveCapacity(16)
+        bytes.reserveCapacity(1024)
+    }
+
+    /// Whether every action was taken.
+    public var isEmpty: Bool { cursor == actions.count }
+
+    /// Bytes that queued actions not yet taken will add to the client's output.
+    public private(set) var pendingClientBytes = 0
+    /// Bytes that queued actions not yet taken will add to the upstream's output or to the
+    /// staging buffer (moves of staged or spooled bytes are not counted).
+    public private(set) var pendingUpstreamBytes = 0
+
+    /// Appends an action.
+    public mutating func append(_ action: ProxyAction) {
+        actions.append(action)
+        adjustPending(action, by: 1)
+    }
+
+    private mutating func adjustPending(_ action: ProxyAction, by sign: Int) {
+        switch action {
+        case .sendClient(let range): pendingClientBytes += sign * range.count
+        case .moveResponseBody(let count): pendingClientBytes += sign * count
+        case .sendUpstream(let range): pendingUpstreamBytes += sign * range.count
+        case .moveRequestBody(let count, _): pendingUpstreamBytes += sign * count
+        default: break
+        }
+    }
+
+    /// Appends to the byte store.
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
+    /// Records what `write` appends to the byte store as one `sendClient` action.
+    ///
+    /// - Returns: the number of bytes.
+    @discardableResult
+    public mutating func sendClient(_ write: (inout ActionBuffer) -> Void) -> Int {
+        let start = bytes.count
+        write(&self)
+        if bytes.count > start { append(.sendClient(start..<bytes.count)) }
+        return bytes.count - start
+    }
+
+    /// Records what `write` appends to the byte store as one `sendUpstream` action.
+    public mutating func sendUpstream(_ write: (inout ActionBuffer) -> Void) {
+        let start = bytes.count
+        write(&self)
+        if bytes.count > start { append(.sendUpstream(start..<bytes.count)) }
+    }
+
+    /// The next action to execute, or `nil` when all were taken (then the buffer is cleared,
+    /// keeping its capacity). Actions appended while executing are returned in turn.
+    public mutating func next() -> ProxyAction? {
+        guard cursor < actions.count else {
+            actions.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
+            cursor = 0
+            return nil
+        }
+        cursor += 1
+        adjustPending(actions[cursor - 1], by: -1)
+        return actions[cursor - 1]
+    }
+
+    /// Calls `body` with the bytes of a `send` action's range.
+    public func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+}

@@ -1,0 +1,111 @@
+public import HTTP1
+
+extension Exchange {
+    /// Answers with an error when no response has started (the host then closes with a
+    /// lingering close), or cuts the response off; logs the exchange.
+    public mutating func fail(_ error: ProxyError, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
+        guard outcome == nil else { return }
+        endUpstream(reusable: false, &actions)
+        record.error = error.detail
+        record.failure = error
+        if responseStarted {
+            finish(status: record.upstreamStatus ?? error.status, now: now, actions: &actions)
+            outcome = .closeNow
+            return
+        }
+        record.bytesOut += Int64(
+            actions.sendClient {
+                ErrorResponse.write(error, request: head, requestID: requestID, date: date, into: &$0)
+            })
+        finish(status: error.status, now: now, actions: &actions)
+        outcome = .refused
+    }
+
+    /// The client closed (or reset) before the exchange ended: the upstream gets nothing
+    /// more; logged as 499.
+    public mutating func clientGone(now: Int64, actions: inout ActionBuffer) {
+        guard outcome == nil else { return }
+        record.error = "client closed the connection"
+        endUpstream(reusable: false, &actions)
+        finish(status: 499, now: now, actions: &actions)
+        outcome = .closeNow
+    }
+
+    /// The client half-closed: what it sent before the FIN counts; a body cut short by it is
+    /// the client leaving.
+    public mutating func clientEndOfInput(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        clientHalfClosed = true
+        connectionMayPersist = false
+        clientReadsPaused = true
+        guard outcome == nil, requestPhase == .reading else { return }
+        readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// The upstream connection failed or closed. A close-delimited response ends here.
+    public mutating func upstreamFailed(
+        _ failure: UpstreamFailure, input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, upstream == .connecting || upstream == .sending else { return }
+        if case .closed = failure, case .body(_, let decoder, _) = response, decoder.endsAtClose {
+            relayResponse(
+                input: input, levels: levels, ignoringWatermark: true, date: date, now: now, actions: &actions
+            )
+            return completeResponse(reusable: false, now: now, actions: &actions)
+        }
+        let error = failure.error(connecting: upstream == .connecting)
+        fail(error, date: date, now: now, actions: &actions)
+    }
+
+    /// A timer of this exchange fired.
+    public mutating func timer(_ id: TimerID, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
+        guard timers.fired(id), outcome == nil else { return }
+        switch id {
+        case .upstreamConnect:
+            fail(
+                ProxyError(.upstreamTimeout, detail: "upstream connect timed out"), date: date, now: now,
+                actions: &actions)
+        case .upstreamResponse:
+            // Re-armed lazily: progress only moves the deadline; a paused upstream is not silent.
+            if upstreamReadsPaused { upstreamActivity = now }
+            let due = upstreamActivity + settings.timeouts.upstreamResponse
+            guard now >= due else { return timers.start(.upstreamResponse, at: due, &actions) }
+            fail(
+                ProxyError(.upstreamTimeout, detail: "upstream did not answer in time"), date: date, now: now,
+                actions: &actions)
+        case .verdict:
+            fail(
+                ProxyError(.verdictTimeout, detail: "a request check did not answer in time"), date: date,
+                now: now,
+                actions: &actions)
+        case .header, .idle, .linger:
+            break
+        }
+    }
+
+    /// The verdict for hold `id` (a check's index) arrived.
+    public mutating func verdict(
+        _ id: Int, _ verdict: Verdict, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, let index = holds.firstIndex(of: id) else { return }
+        holds.remove(at: index)
+        timers.cancel(.verdict(id), &actions)
+        switch verdict {
+        case .release:
+            guard holds.isEmpty else { return }
+            requestPhase = .reading
+            actions.append(.processClientInput)
+        case .refuse(let status, let reason):
+            fail(
+                ProxyError(.refused(status: status), detail: reason), date: date, now: now, actions: &actions)
+        case .abort:
+            record.error = "aborted by a request check"
+            endUpstream(reusable: false, &actions)
+            finish(status: 444, now: now, actions: &actions)
+            outcome = .closeNow
+        }
+    }
+}

@@ -1,0 +1,279 @@
+public import HTTP1
+import HTTPCore
+import MultipartParsing
+import UploadRules
+
+extension Exchange {
+    /// Starts the exchange: refuses what the route does not allow, builds the multipart
+    /// pipeline, runs the route's checks, answers `Expect: 100-continue`, then reads what the
+    /// client has already sent of the body.
+    ///
+    /// - Parameters:
+    ///   - sink: the shell's request body sink (the pipeline writes there).
+    ///   - tools: the loop thread's sniffer and hashing queue.
+    public mutating func start(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, tools: RuleTools, date: [UInt8],
+        now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        actions.append(.exchangeStarted)
+        if let error = setUp(sink: sink, tools: tools, now: now) {
+            return fail(error, date: date, now: now, actions: &actions)
+        }
+        if spooled {
+            var spools = sink
+            guard spools.openSpools(files: multipart?.rewriter.splitsFiles ?? false) else {
+                return fail(
+                    ProxyError(.spoolFailed, detail: "cannot create a temp file for the request body"),
+                    date: date, now: now, actions: &actions)
+            }
+        }
+        if head.expectsContinue, decoder.isComplete == false, head.version == .http11 {
+            // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
+            actions.sendClient { ErrorResponse.writeContinue(into: &$0) }
+        }
+        for (index, check) in (route?.checks ?? []).enumerated() {
+            switch check.check(head, route: route) {
+            case .pass:
+                continue
+            case .refuse(let status, let reason):
+                return fail(
+                    ProxyError(.refused(status: status), detail: reason), date: date, now: now,
+                    actions: &actions)
+            case .hold(let milliseconds):
+                holds.append(index)
+                timers.start(.verdict(index), at: now + milliseconds, &actions)
+            }
+        }
+        if !holds.isEmpty {
+            requestPhase = .held
+            return holdInput(input, &actions)
+        }
+        readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// The route's refusals of the head, and the multipart pipeline.
+    mutating func setUp(sink: Sink, tools: RuleTools, now: Int64) -> ProxyError? {
+        let multipartType: MediaType?
+        switch HeadChecks.check(head, route: route, framing: upstreamFraming, limits: settings.limits) {
+        case .success(let type): multipartType = type
+        case .failure(let error): return error
+        }
+        if let multipartType {
+            switch MultipartBody.make(
+                multipartType, route: route, head: head, limits: settings.limits, sink: sink, tools: tools,
+                now: now)
+            {
+            case .success(let body):
+                multipart = body
+                upstreamFraming = .chunked
+            case .failure(let error):
+                return error
+            }
+        }
+        spooled = route?.requestBody == .buffer && upstreamFraming == .chunked
+        return nil
+    }
+
+    /// The client sent body bytes (or the exchange is asked to look at its input again).
+    public mutating func clientReadable(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        if requestPhase == .held { return holdInput(input, &actions) }
+        readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// While verdicts are pending the body stays in the client's input; reading pauses once
+    /// more than the high watermark waits there.
+    mutating func holdInput(_ input: some ByteSource, _ actions: inout ActionBuffer) {
+        if input.count > settings.highWater { pauseClientReads(&actions) }
+    }
+
+    /// Moves body bytes from the client towards the upstream until the client has nothing
+    /// more or the upstream side holds more than the high watermark (then client reads pause:
+    /// backpressure). The upstream connection is opened after the first bytes were read and
+    /// found well-formed, so a body malformed from its start never reaches it.
+    mutating func readBody(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, requestPhase == .reading else { return }
+        if decoder.isComplete {
+            return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
+        }
+        var available = input.count
+        // Bytes this call wrote straight into the sink (the levels predate them).
+        var written = 0
+        var blocked = false
+        while available > 0 {
+            if destination != .spool, buffered(levels, actions) + written > settings.highWater {
+                blocked = true
+                break
+            }
+            let before = (decoder.payloadBytes, actions.pendingUpstreamBytes)
+            if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
+                return fail(error, date: date, now: now, actions: &actions)
+            }
+            record.bytesIn += decoder.payloadBytes - before.0
+            written += Int(decoder.payloadBytes - before.0) - (actions.pendingUpstreamBytes - before.1)
+            if let error = bodyLimitError(sink) {
+                return fail(error, date: date, now: now, actions: &actions)
+            }
+            if decoder.isComplete {
+                return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
+            }
+            // A backed-up hashing queue also pauses; its signal brings `hashingProgressed`.
+            if rulesWantPause { break }
+            if decoder.payloadBytes == before.0 { break }
+        }
+        if clientHalfClosed, !blocked {
+            // A FIN before the body was whole: nothing more will come.
+            return clientGone(now: now, actions: &actions)
+        }
+        if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
+        adjustClientReads(waiting: buffered(levels, actions) + written, &actions)
+    }
+
+    /// Client reads are paused exactly while more than the high watermark waits for the
+    /// upstream (or the hashing queue is backed up); a spool never pushes back.
+    mutating func adjustClientReads(waiting: Int, _ actions: inout ActionBuffer) {
+        if rulesWantPause || (!spooled && waiting > settings.highWater) {
+            pauseClientReads(&actions)
+        } else {
+            resumeClientReads(&actions)
+        }
+    }
+
+    /// A spool that failed, or a body past `limits.body_bytes`.
+    func bodyLimitError(_ sink: Sink) -> ProxyError? {
+        if sink.spoolFailed {
+            return ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk")
+        }
+        if decoder.payloadBytes > settings.limits.bodyBytes {
+            return ProxyError(
+                .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
+        }
+        return nil
+    }
+
+    /// `sink` pointed at the current destination.
+    func routed(_ sink: Sink) -> Sink {
+        var routed = sink
+        routed.destination = destination
+        return routed
+    }
+
+    /// Bytes waiting on the way to the upstream: its output (or the staging buffer), and what
+    /// the rules hold behind a pending digest.
+    func buffered(_ levels: BufferLevels, _ actions: ActionBuffer) -> Int {
+        let held = multipart?.rewriter.heldBytes ?? 0
+        let queue = destination == .upstream ? levels.upstreamOutput : levels.staging
+        return held + queue + actions.pendingUpstreamBytes
+    }
+
+    /// One step of forwarding: a zero-copy move under a Content-Length, else de-framing (and
+    /// the rules) into the sink. `available` is what the input holds once queued moves ran.
+    private mutating func forwardBody(
+        input: some ByteSource, available: inout Int, sink: Sink, actions: inout ActionBuffer
+    ) -> ProxyError? {
+        if multipart == nil, let remaining = decoder.remainingLength, !chunksDestination {
+            let count = Int(min(Int64(available), remaining))
+            actions.append(.moveRequestBody(count, to: destination))
+            decoder.skip(count)
+            available -= count
+            return nil
+        }
+        var failure: ProxyError?
+        // The decoder is taken out while the rules run (they live beside it in `self`).
+        var decoder = self.decoder
+        defer { self.decoder = decoder }
+        do throws(HTTP1Error) {
+            if multipart != nil {
+                multipart!.direct(to: routed(sink), chunked: chunksDestination)
+                _ = try input.decodeBody(&decoder) { bytes in
+                    guard failure == nil else { return }
+                    do throws(ProxyError) {
+                        try multipart!.feed(bytes)
+                    } catch {
+                        failure = error
+                    }
+                }
+            } else {
+                var framed = FramedSink(routed(sink), chunked: chunksDestination)
+                _ = try input.decodeBody(&decoder) { framed.write($0) }
+            }
+        } catch {
+            failure = failure ?? ProxyError(error)
+        }
+        available = input.count
+        return failure
+    }
+
+    /// The client's body is complete: close the multipart body (which may hold its end
+    /// behind a digest) and the framing; then the request goes (or has gone) upstream.
+    mutating func finishBody(
+        sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        requestPhase = .done
+        // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
+        // request or a FIN, kept in the input (bounded by the watermark) until the answer.
+        if multipart != nil {
+            multipart!.direct(to: routed(sink), chunked: chunksDestination)
+            do throws(ProxyError) {
+                try multipart!.finish()
+            } catch {
+                return fail(error, date: date, now: now, actions: &actions)
+            }
+            if multipart!.rewriter.isHolding {
+                // The end waits for a digest; the upstream can be readied meanwhile.
+                bodyHeld = true
+                if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
+                return
+            }
+        }
+        completeBody(sink: sink, date: date, now: now, actions: &actions)
+    }
+
+    /// The whole body is in the sinks: flush the spools, or end the chunks, and send.
+    mutating func completeBody(sink: Sink, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
+        if spooled {
+            var spools = sink
+            guard spools.flushSpools(), !sink.spoolFailed else {
+                return fail(
+                    ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"),
+                    date: date,
+                    now: now, actions: &actions)
+            }
+            return connectUpstream(now: now, actions: &actions)
+        }
+        if upstreamFraming == .chunked, upstream == .sending {
+            var end = sink
+            end.destination = .upstream
+            ChunkedEncoder.writeEnd(into: &end)
+        }
+        if upstream == .sending {
+            requestFullySent(now: now, actions: &actions)
+        } else if upstream == .none {
+            connectUpstream(now: now, actions: &actions)
+        }
+    }
+}
+
+extension Exchange {
+    /// The loop's hashing queue reported progress: held output whose digests are ready goes
+    /// into the sinks, a body whose end was held completes, and reading resumes when the
+    /// queue is no longer backed up.
+    public mutating func hashingProgressed(
+        sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, multipart != nil else { return }
+        multipart!.direct(to: routed(sink), chunked: chunksDestination)
+        multipart!.rewriter.resume()
+        if bodyHeld, !multipart!.rewriter.isHolding {
+            bodyHeld = false
+            return completeBody(sink: sink, date: date, now: now, actions: &actions)
+        }
+        if requestPhase == .reading, clientReadsPaused { actions.append(.processClientInput) }
+    }
+}

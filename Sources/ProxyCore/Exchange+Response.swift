@@ -1,0 +1,150 @@
+public import HTTP1
+import HTTPCore
+
+extension Exchange {
+    /// The upstream sent bytes (or the exchange is asked to look at its input again): the
+    /// response head, then the body, streamed to the client until the client's output holds
+    /// more than the high watermark (then upstream reads pause until it drains).
+    public mutating func upstreamReadable(
+        input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        guard outcome == nil, upstream == .sending else { return }
+        upstreamActivity = now
+        relayResponse(
+            input: input, levels: levels, ignoringWatermark: false, date: date, now: now, actions: &actions)
+    }
+
+    /// The client drained its output: read the upstream's response again.
+    public mutating func clientDrained(now: Int64, actions: inout ActionBuffer) {
+        guard outcome == nil, upstreamReadsPaused else { return }
+        upstreamReadsPaused = false
+        actions.append(.resumeUpstreamReads)
+        actions.append(.processUpstreamInput)
+    }
+
+    mutating func relayResponse(
+        input: some ByteSource, levels: BufferLevels, ignoringWatermark: Bool, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        var available = input.count
+        while outcome == nil {
+            switch response {
+            case .done:
+                return
+            case .awaitingHead(var scanner):
+                guard let bytes = takeResponseHead(input, &scanner, date: date, now: now, actions: &actions)
+                else {
+                    return
+                }
+                available = input.count
+                startResponse(bytes, date: date, now: now, actions: &actions)
+            case .body(let keepAlive, var decoder, let chunked):
+                if !ignoringWatermark, levels.clientOutput + actions.pendingClientBytes > settings.highWater {
+                    if !upstreamReadsPaused {
+                        upstreamReadsPaused = true
+                        actions.append(.pauseUpstreamReads)
+                    }
+                    return
+                }
+                let before = decoder.payloadBytes
+                guard ResponseRelay.forward(input, &available, &decoder, chunked: chunked, &actions) else {
+                    return fail(
+                        ProxyError(.upstreamBroken, detail: "upstream sent a malformed body"), date: date,
+                        now: now, actions: &actions)
+                }
+                record.bytesOut += decoder.payloadBytes - before
+                response = .body(keepAlive: keepAlive, decoder: decoder, chunked: chunked)
+                if decoder.isComplete {
+                    return completeResponse(
+                        reusable: keepAlive && available == 0, now: now, actions: &actions)
+                }
+                if decoder.payloadBytes == before { return }
+            }
+        }
+    }
+
+    /// The response head's bytes once complete (1xx heads are skipped).
+    private mutating func takeResponseHead(
+        _ input: some ByteSource, _ scanner: inout HeadScanner, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
+    ) -> [UInt8]? {
+        do throws(HTTP1Error) {
+            guard let bytes = try input.takeHead(&scanner) else {
+                response = .awaitingHead(scanner)
+                return nil
+            }
+            return bytes
+        } catch {
+            fail(
+                ProxyError(.upstreamBroken, detail: "upstream sent a malformed response head"), date: date,
+                now: now,
+                actions: &actions)
+            return nil
+        }
+    }
+
+    /// Parses the response head and queues the client's version of it.
+    private mutating func startResponse(
+        _ bytes: [UInt8], date: [UInt8], now: Int64, actions: inout ActionBuffer
+    ) {
+        let upstreamHead: ResponseHead
+        let framing: BodyFraming
+        do throws(HTTP1Error) {
+            upstreamHead = try HeadParser.parseResponse(bytes)
+            framing = try MessageFraming.response(upstreamHead, requestMethod: head.method)
+        } catch {
+            return fail(
+                ProxyError(
+                    .upstreamBroken, detail: "upstream sent a malformed response: \(error.reason.rawValue)"),
+                date: date, now: now, actions: &actions)
+        }
+        if (100..<200).contains(upstreamHead.status) {
+            if upstreamHead.status == 101 {
+                return fail(
+                    ProxyError(.upstreamBroken, detail: "upstream switched protocols"), date: date, now: now,
+                    actions: &actions)
+            }
+            response = .awaitingHead(HeadScanner(limit: 64 * 1024))
+            return
+        }
+        record.upstreamStatus = upstreamHead.status
+        record.upstreamMilliseconds = now - upstreamStartedAt
+        let keepClient = head.keepAlive && requestPhase == .done && connectionMayPersist && !clientHalfClosed
+        let chunkToClient = (framing == .chunked || framing == .untilClose) && head.version == .http11
+        let clientHead = ClientResponseHead.make(
+            upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
+        record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
+        responseStarted = true
+        if requestPhase != .done {
+            // An early answer: the rest of the request body will not be forwarded.
+            requestPhase = .done
+            pauseClientReads(&actions)
+        }
+        response = .body(
+            keepAlive: upstreamHead.keepAlive, decoder: BodyDecoder(framing), chunked: chunkToClient)
+    }
+
+    /// The response is complete: log, recycle or drop the upstream, and tell the host whether
+    /// the connection carries another request.
+    mutating func completeResponse(reusable: Bool, now: Int64, actions: inout ActionBuffer) {
+        if case .body(_, _, let chunked) = response, chunked {
+            record.bytesOut += Int64(actions.sendClient { ChunkedEncoder.writeEnd(into: &$0) })
+        }
+        response = .done
+        endUpstream(reusable: reusable && requestSent && decoder.isComplete, &actions)
+        finish(status: record.upstreamStatus ?? 502, now: now, actions: &actions)
+        let keepAlive =
+            head.keepAlive && decoder.isComplete && requestSent && connectionMayPersist && !clientHalfClosed
+        // An early answer leaves the client still sending its body: linger.
+        outcome = .complete(keepAlive: keepAlive, linger: !decoder.isComplete)
+    }
+
+    /// Queues the exchange's one log record.
+    mutating func finish(status: Int, now: Int64, actions: inout ActionBuffer) {
+        timers.cancelAll(&actions)
+        record.status = status
+        record.finishedAt = now
+        record.multipart = multipart?.summary
+        actions.append(.finish(record))
+    }
+}

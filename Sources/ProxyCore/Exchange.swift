@@ -1,0 +1,168 @@
+public import HTTP1
+import HTTPCore
+import MultipartParsing
+import UploadRules
+
+/// One request from its head to the end of its response, whatever the transport: route,
+/// request-level verdicts, body through the rule pipeline, upstream head and body, response
+/// head and body, errors and timeouts.
+///
+/// A value-type state machine: its `mutating` methods take an event (with the clock reading
+/// `now`, in milliseconds) and append what the shell must do to an `ActionBuffer`. It knows
+/// nothing of HTTP/1 connection management; its host (`HTTP1ConnectionStateMachine` today)
+/// reads `outcome` after each event. Bytes it parses or rewrites come from a `ByteSource` and
+/// go to the shell's `Sink`; bytes it forwards untouched move as actions.
+public struct Exchange<Sink: RequestBodySink> {
+    /// How the exchange ended, for its host.
+    public enum Outcome: Sendable, Equatable {
+        /// The response is complete; the connection may carry another request when
+        /// `keepAlive`, else it closes (lingering when the client may still be sending).
+        case complete(keepAlive: Bool, linger: Bool)
+        /// An error response was queued: flush it, then close with a lingering close.
+        case refused
+        /// Close now, unanswered (the client left, the response broke off, a verdict aborted).
+        case closeNow
+    }
+
+    /// Where the request stands.
+    enum RequestPhase: Equatable {
+        /// Request-level verdicts are pending: body bytes stay in the client's input.
+        case held
+        /// Body bytes are read and forwarded.
+        case reading
+        /// The whole body was read (or abandoned after an early answer).
+        case done
+    }
+
+    /// Where the upstream connection stands.
+    enum UpstreamPhase: Equatable {
+        case none
+        case connecting
+        /// Connected; the head (and what was staged) is queued.
+        case sending
+        /// Released or aborted.
+        case finished
+    }
+
+    enum ResponsePhase {
+        case awaitingHead(HeadScanner)
+        case body(keepAlive: Bool, decoder: BodyDecoder, chunked: Bool)
+        case done
+    }
+
+    /// The request head (after the connection's field checks).
+    public let head: RequestHead
+    /// The matched route, if any.
+    public let route: Route?
+    /// The request id (`X-Request-Id`).
+    public let requestID: String
+    let target: UpstreamURL
+    let settings: ProxySettings
+    /// The client's numeric address (for `X-Forwarded-For`).
+    let client: [UInt8]
+    /// The request body, de-framed.
+    var decoder: BodyDecoder
+    /// How the body is framed upstream.
+    var upstreamFraming: BodyFraming
+    var multipart: MultipartBody<Sink>?
+    /// `request_body: buffer` with a rewritten body: spooled, then sent with a Content-Length.
+    var spooled = false
+    /// A request refused while setting up (reported by `start`).
+    var setupError: ProxyError?
+    var requestPhase = RequestPhase.reading
+    /// Pending verdicts (indices of the route's checks that answered `hold`).
+    var holds: [Int] = []
+    var upstream = UpstreamPhase.none
+    /// The whole body was read but the rules hold part of their output (a digest being
+    /// computed off the loop): the body is not whole in the sinks yet.
+    var bodyHeld = false
+    /// The whole request is queued upstream.
+    var requestSent = false
+    var response = ResponsePhase.awaitingHead(HeadScanner(limit: 64 * 1024))
+    var responseStarted = false
+    var upstreamStartedAt: Int64 = 0
+    /// The last upstream progress (for the lazily re-armed response timer).
+    var upstreamActivity: Int64 = 0
+    /// Timers this exchange has armed and not seen fire or cancelled.
+    var timers = TimerSet()
+    /// Whether this exchange has paused the client's reads.
+    public internal(set) var clientReadsPaused = false
+    var upstreamReadsPaused = false
+    /// Set by the host: the client will send nothing more (it half-closed).
+    public var clientHalfClosed = false
+    /// Set by the host: the connection cannot carry another request (draining, half-closed).
+    public var connectionMayPersist = true
+    var record: AccessRecord
+    /// How the exchange ended; `nil` while it runs.
+    public internal(set) var outcome: Outcome?
+
+    /// Prepares an exchange for `head` whose body is framed as `framing`; `start` runs it.
+    ///
+    /// - Parameters:
+    ///   - requestID: the id to use when the client sent none (or an unusable one).
+    ///   - client: the client's numeric address.
+    public init(
+        head: RequestHead, framing: BodyFraming, settings: ProxySettings, requestID: String, client: [UInt8],
+        now: Int64
+    ) {
+        self.head = head
+        self.settings = settings
+        self.client = client
+        let route = settings.routes.match(path: head.routingPath, host: head.headers.first("Host") ?? [])
+        self.route = route
+        self.requestID =
+            head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 } ?? requestID
+        self.target = route?.upstream ?? settings.upstream
+        self.decoder = BodyDecoder(framing)
+        self.upstreamFraming = framing
+        self.record = AccessRecord(
+            requestID: self.requestID, method: head.method, path: String(head.path), route: route?.name,
+            startedAt: now)
+    }
+
+    /// Whether the exchange still runs.
+    public var isActive: Bool { outcome == nil }
+
+    /// Whether the exchange is reading the client's body (and wants its bytes).
+    public var readsBody: Bool { outcome == nil && requestPhase == .reading }
+
+    /// Whether the response has begun (after which an error can only cut it off).
+    public var hasResponded: Bool { responseStarted }
+
+    /// Whether the whole body is in the sinks (read, and nothing held by the rules).
+    var bodyInSinks: Bool { requestPhase == .done && !bodyHeld }
+
+    /// Whether the rules want the client paused: the hashing queue is backed up.
+    var rulesWantPause: Bool { multipart?.rewriter.wantsPause ?? false }
+
+    /// Where request body bytes go next: the spool, the upstream's output once the head is
+    /// queued, or the staging buffer (unframed) before.
+    var destination: BodyDestination {
+        if spooled { return .spool }
+        return upstream == .sending ? .upstream : .staging
+    }
+
+    /// Whether bytes written to `destination` are framed as chunks.
+    var chunksDestination: Bool {
+        destination == .upstream && upstreamFraming == .chunked
+    }
+
+    // MARK: timers
+
+    /// Whether `id` is one of this exchange's armed timers.
+    public func owns(_ id: TimerID) -> Bool { timers.contains(id) }
+
+    // MARK: client reads
+
+    mutating func pauseClientReads(_ actions: inout ActionBuffer) {
+        guard !clientReadsPaused else { return }
+        clientReadsPaused = true
+        actions.append(.pauseClientReads)
+    }
+
+    mutating func resumeClientReads(_ actions: inout ActionBuffer) {
+        guard clientReadsPaused, !clientHalfClosed else { return }
+        clientReadsPaused = false
+        actions.append(.resumeClientReads)
+    }
+}

@@ -1,0 +1,70 @@
+import HTTP1
+import HTTPCore
+
+extension HTTP1ConnectionStateMachine {
+    /// Reads the next request head from the input and starts its exchange.
+    mutating func readRequest(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, settings newest: ProxySettings, now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        guard phase == .open, exchange == nil, input.count > 0 else { return }
+        if scanner.scanned == 0 {
+            settings = newest
+            scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
+            timers.start(.header, at: now + settings.timeouts.header, &actions)
+        }
+        let bytes: [UInt8]
+        do throws(HTTP1Error) {
+            guard let head = try input.takeHead(&scanner) else { return }
+            bytes = head
+        } catch {
+            return refuseEarly(ProxyError(error), levels, now: now, actions: &actions)
+        }
+        timers.cancel(.header, &actions)
+        scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
+        var head: RequestHead
+        let framing: BodyFraming
+        do throws(HTTP1Error) {
+            head = try HeadParser.parseRequest(bytes)
+            dropUnderscoreFields(&head, &actions)
+            framing = try MessageFraming.request(head)
+        } catch {
+            return refuseEarly(ProxyError(error), levels, now: now, actions: &actions)
+        }
+        var exchange = Exchange<Sink>(
+            head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
+            client: client, now: now)
+        exchange.clientReadsPaused = readsPaused
+        exchange.clientHalfClosed = halfClosed
+        exchange.connectionMayPersist = !draining && !halfClosed
+        self.exchange = exchange
+        let date = currentDate(now)
+        self.exchange!.start(
+            input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
+            actions: &actions)
+    }
+
+    /// Removes request fields whose name contains `_` unless `underscores_in_headers` allows
+    /// them, as nginx does: CGI-style servers (PHP, Python WSGI) turn `-` and `_` alike into
+    /// `_`, so `Content_Length` or `X_Forwarded_For` would stand in for the field FormGate
+    /// checked or set. Each drop counts as the rule action `drop_underscore_header`.
+    func dropUnderscoreFields(_ head: inout RequestHead, _ actions: inout ActionBuffer) {
+        guard !settings.underscoresInHeaders else { return }
+        let dropped = head.headers.reduce(0) { $0 + ($1.name.contains(UInt8(ascii: "_")) ? 1 : 0) }
+        guard dropped > 0 else { return }
+        head.headers.removeAll { $0.name.contains(UInt8(ascii: "_")) }
+        actions.append(.droppedUnderscoreFields(dropped))
+    }
+
+    /// Answers a request refused before its exchange could start (its head was unreadable)
+    /// and closes with a lingering close.
+    mutating func refuseEarly(
+        _ error: ProxyError, _ levels: BufferLevels, now: Int64, actions: inout ActionBuffer
+    ) {
+        timers.cancel(.header, &actions)
+        let date = currentDate(now)
+        actions.sendClient { ErrorResponse.write(error, request: nil, requestID: nil, date: date, into: &$0) }
+        actions.append(.finish(AccessRecord(early: error, now: now)))
+        flushAndClose(linger: true, levels, now: now, actions: &actions)
+    }
+}

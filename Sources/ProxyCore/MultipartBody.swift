@@ -1,0 +1,82 @@
+import HTTP1
+import HTTPCore
+import MultipartParsing
+import UploadRules
+
+/// A request's multipart parser and the route's rules it feeds; the rules re-encode into the
+/// request body sink under a fresh boundary. Held in place by its exchange (never copied
+/// while it runs).
+struct MultipartBody<Sink: RequestBodySink> {
+    var parser: MultipartParser
+    var rewriter: RulePipeline<FramedSink<Sink>>
+
+    /// The parser and rules for a multipart body of `type` on `route`, or why it is refused.
+    static func make(
+        _ type: MediaType, route: Route?, head: RequestHead, limits: Limits, sink: Sink, tools: RuleTools,
+        now: Int64
+    ) -> Result<Self, ProxyError> {
+        let boundary: [UInt8]
+        do throws(HTTPCoreError) {
+            boundary = try type.multipartBoundary()
+        } catch {
+            return .failure(ProxyError(.badRequest, detail: "multipart boundary is missing or invalid"))
+        }
+        let parser: MultipartParser
+        do throws(MultipartError) {
+            parser = try MultipartParser(
+                boundary: boundary, limits: limits.multipart,
+                policy: route?.rules.policy ?? MultipartPolicy(),
+                requestAnomalies: MultipartAnomalies(requestContentType: type))
+        } catch {
+            return .failure(ProxyError(error))
+        }
+        var rewriter = RulePipeline(
+            rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
+            now: now / 1000, sniffer: tools.sniffer, hashing: tools.hashing)
+        if route?.requestBody == .buffer, rewriter.splitsFiles {
+            // order: fields_first — file parts wait in a second spool.
+            var files = sink
+            files.destination = .fileSpool
+            rewriter.deferred = FramedSink(files, chunked: false)
+        }
+        return .success(MultipartBody(parser: parser, rewriter: rewriter))
+    }
+
+    /// Parses `bytes`; parser errors and rule refusals become the client's error.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(ProxyError) {
+        do throws(MultipartError) {
+            try parser.feed(bytes, into: &rewriter)
+        } catch {
+            throw ProxyError(error)
+        }
+        if let refusal = rewriter.refusal { throw ProxyError(refusal) }
+    }
+
+    /// Ends the body: the closing delimiter must have been read.
+    mutating func finish() throws(ProxyError) {
+        do throws(MultipartError) {
+            try parser.finish(into: &rewriter)
+        } catch {
+            throw ProxyError(error)
+        }
+        if let refusal = rewriter.refusal { throw ProxyError(refusal) }
+    }
+
+    /// Points the rules' output at `sink` (and, with `order: fields_first`, the file parts
+    /// at the file spool).
+    mutating func direct(to sink: Sink, chunked: Bool) {
+        rewriter.sink = FramedSink(sink, chunked: chunked)
+        if rewriter.deferred != nil {
+            var files = sink
+            files.destination = .fileSpool
+            rewriter.deferred = FramedSink(files, chunked: false)
+        }
+    }
+
+    /// What the log records of the body.
+    var summary: AccessRecord.Multipart {
+        AccessRecord.Multipart(
+            parts: rewriter.records, injected: rewriter.injected,
+            anomalies: parser.anomalies.names, files: parser.fileCount)
+    }
+}

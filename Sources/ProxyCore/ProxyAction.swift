@@ -1,0 +1,85 @@
+/// Where request body bytes go: what the shell's `RequestBodySink` writes into, and the
+/// destination of a zero-copy move.
+public enum BodyDestination: Sendable, Equatable {
+    /// The upstream connection's output.
+    case upstream
+    /// A buffer that holds body bytes until the upstream connection is ready (unframed).
+    case staging
+    /// The spool file of `request_body: buffer`.
+    case spool
+    /// With `order: fields_first`, the spool that holds the file parts.
+    case fileSpool
+}
+
+/// The timers a connection and its exchange arm. The shell maps them to libevent timers;
+/// each fires at most once per start, and a start replaces the earlier deadline of the same id.
+public enum TimerID: Hashable, Sendable {
+    /// The request head must be complete by then (`timeouts.header`).
+    case header
+    /// The client has been silent (or has not drained its output) for `timeouts.idle`.
+    case idle
+    /// The end of a lingering close.
+    case linger
+    /// Connecting to the upstream (`timeouts.upstream_connect`).
+    case upstreamConnect
+    /// The upstream has been silent for `timeouts.upstream_response` after the request.
+    case upstreamResponse
+    /// The deadline of request-level verdict `id`.
+    case verdict(Int)
+}
+
+/// What the I/O shell must do. The state machines return these in order; the shell executes
+/// each, in that order, and makes no decision of its own.
+public enum ProxyAction: Sendable {
+    /// Write `bytes` of the action buffer's byte store to the client.
+    case sendClient(Range<Int>)
+    /// Stop reading the client (backpressure, a held request, a closing connection).
+    case pauseClientReads
+    /// Read the client again.
+    case resumeClientReads
+    /// Run the client's buffered input through the state machine again (after actions that
+    /// had to be executed first).
+    case processClientInput
+    /// Discard everything the client sent that is still buffered.
+    case discardClientInput
+    /// Move this many request body bytes from the client's input to `destination` (zero-copy).
+    case moveRequestBody(Int, to: BodyDestination)
+    /// Send a FIN to the client once its output is written (`shutdown(SHUT_WR)`).
+    case shutdownClientWrite
+    /// Close the client connection (and drop anything still queued).
+    case closeClient
+
+    /// Take a pooled connection to `target` or start connecting one.
+    case connectUpstream(UpstreamURL)
+    /// Write `bytes` of the action buffer's byte store to the upstream.
+    case sendUpstream(Range<Int>)
+    /// Move the staged body bytes to the upstream's output (zero-copy).
+    case moveStagingToUpstream
+    /// Append the spool, then the file spool, to the upstream's output (`evbuffer_add_file`),
+    /// leaving out the first `skip` bytes; a failure is reported as `spoolFailed`.
+    case sendSpoolsUpstream(skip: Int64)
+    /// Move this many response body bytes from the upstream's input to the client (zero-copy).
+    case moveResponseBody(Int)
+    /// Stop reading the upstream (the client does not drain).
+    case pauseUpstreamReads
+    /// Read the upstream again.
+    case resumeUpstreamReads
+    /// Run the upstream's buffered input through the state machine again.
+    case processUpstreamInput
+    /// The exchange is done with its upstream connection, which may carry another request.
+    case releaseUpstream
+    /// Close the upstream connection without completing its exchange.
+    case abortUpstream
+
+    /// Arm (or re-arm) timer `id` to fire at `deadline` (milliseconds on the injected clock).
+    case startTimer(TimerID, deadline: Int64)
+    /// Disarm timer `id`.
+    case cancelTimer(TimerID)
+
+    /// A request started (for the in-flight gauge).
+    case exchangeStarted
+    /// The exchange (or a request refused before one started) is over: its one access-log line.
+    case finish(AccessRecord)
+    /// Request fields dropped because their name contains `_` (a rule-action counter).
+    case droppedUnderscoreFields(Int)
+}

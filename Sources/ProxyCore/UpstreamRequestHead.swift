@@ -1,0 +1,85 @@
+public import HTTP1
+import HTTPCore
+
+/// The request head as the upstream gets it: hop-by-hop fields and the client's framing
+/// removed, forwarding fields added, the route's header rules applied, framing set by the
+/// proxy, `Host` naming the upstream. Serialized by `RequestHead.serialize(into:)`.
+public enum UpstreamRequestHead {
+    /// How the body is framed upstream.
+    public enum Framing: Sendable, Equatable {
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+        /// `Content-Length`.
+        case length(Int64)
+        /// No body: `Content-Length: 0` only when the client sent a Content-Length.
+        case none
+    }
+
+    static let contentTypeName = Array("Content-Type".utf8)
+    static let multipartPrefix = Array("multipart/form-data; boundary=".utf8)
+    static let forwardedForName = Array("X-Forwarded-For".utf8)
+    static let forwardedProtoName = Array("X-Forwarded-Proto".utf8)
+    static let forwardedHostName = Array("X-Forwarded-Host".utf8)
+    static let requestIDName = Array("X-Request-Id".utf8)
+    static let hostName = Array("Host".utf8)
+    static let http = Array("http".utf8)
+    static let listSeparator: [UInt8] = [UInt8(ascii: ","), 0x20]
+
+    /// Request fields FormGate sets itself (or drops: Expect is answered here).
+    static let replacedRequestFields = ["Content-Length", "Expect", "Host", "X-Forwarded-Host"].map {
+        Array($0.utf8)
+    }
+
+    /// The head for `request` sent to `target`.
+    ///
+    /// - Parameters:
+    ///   - boundary: the new boundary when the body is re-encoded as multipart.
+    ///   - client: the client's numeric address (appended to `X-Forwarded-For`).
+    public static func make(
+        _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
+        client: [UInt8], framing: Framing
+    ) -> RequestHead {
+        var headers = request.headers
+        let originalHost = headers.first("Host")
+        headers.removeHopByHop()
+        headers.removeAll { field in
+            replacedRequestFields.contains { asciiCaseInsensitiveEquals(field.name, $0) }
+        }
+        if let boundary {
+            headers.set(HeaderFields.Field(name: contentTypeName, value: multipartPrefix + boundary))
+        }
+        var forwarded: [UInt8] = []
+        let earlier = headers.first("X-Forwarded-For")
+        forwarded.reserveCapacity((earlier?.count ?? 0) + 2 + client.count)
+        if let earlier {
+            forwarded.append(contentsOf: earlier)
+            forwarded.append(contentsOf: listSeparator)
+        }
+        forwarded.append(contentsOf: client)
+        headers.set(HeaderFields.Field(name: forwardedForName, value: forwarded))
+        headers.set(HeaderFields.Field(name: forwardedProtoName, value: http))
+        if let originalHost {
+            headers.append(HeaderFields.Field(name: forwardedHostName, value: originalHost))
+        }
+        headers.set(HeaderFields.Field(name: requestIDName, value: Array(requestID.utf8)))
+        if let route {
+            for name in route.removeHeaders { headers.removeAll(named: name) }
+            for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
+        }
+        switch framing {
+        case .chunked:
+            headers.append(name: "Transfer-Encoding", value: "chunked")
+        case .length(let length):
+            headers.append(name: "Content-Length", value: String(length))
+        case .none:
+            if request.headers.contains("Content-Length") {
+                headers.append(name: "Content-Length", value: "0")
+            }
+        }
+        var ordered = HeaderFields()
+        ordered.reserveCapacity(headers.count + 1)
+        ordered.append(HeaderFields.Field(name: hostName, value: target.authorityBytes))
+        for field in headers { ordered.append(field) }
+        return RequestHead(method: request.method, target: request.target, version: .http11, headers: ordered)
+    }
+}
