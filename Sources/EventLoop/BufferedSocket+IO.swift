@@ -223,8 +223,11 @@ extension BufferedSocket {
             guard received > 0 else { return report(failure) }
             deferredReport = failure
         }
-        updateReadEvent()
+        // The delegate usually takes the input (a pass-through moves it on): deciding about
+        // the watermark after it returns keeps the read event armed, where disarming and
+        // re-arming within the turn would still cost an epoll_ctl per wake-up.
         if received > 0 { delegate?.socketReadable(self) }
+        updateReadEvent()
     }
 
     /// Input was consumed while reading was paused at the watermark.

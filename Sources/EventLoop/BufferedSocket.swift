@@ -49,9 +49,10 @@ public final class BufferedSocket {
     /// The most one write moves (one `writev` of up to 128 chains): with more queued, fewer
     /// system calls and loop turns per byte.
     public static let maxSingleWrite = 256 * 1024
-    /// The most one read takes. A little under 64 KiB, so that with libevent's chain header
-    /// each chain is one 64 KiB block (64 KiB of data would take a 128 KiB one).
-    static let maxSingleRead = 64 * 1024 - 256
+    /// The most one read takes: one `readv` into up to `PlainTransport.readVectors` chains
+    /// (TLS reads a record at a time). With the proxy's 256 KiB watermark, one system call
+    /// per wake-up instead of five `recv`s of 64 KiB.
+    static let maxSingleRead = 256 * 1024
     /// The most read in one wake-up when no high watermark bounds it, so one busy
     /// connection cannot hold the loop.
     static let maxReadPerWake = 1024 * 1024

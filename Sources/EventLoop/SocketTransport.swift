@@ -46,7 +46,7 @@ protocol SocketTransport: AnyObject {
     func finishSending(_ fd: Int32)
 }
 
-/// Plain TCP: `recv` straight into reserved buffer space, `writev` (or `sendfile` for file
+/// Plain TCP: `readv` straight into reserved buffer space, `writev` (or `sendfile` for file
 /// segments) through `evbuffer_write_atmost`.
 final class PlainTransport: SocketTransport {
     var isTLS: Bool { false }
@@ -57,26 +57,40 @@ final class PlainTransport: SocketTransport {
 
     func handshake(_ fd: Int32) -> TransportStatus { .moved(0, drained: true) }
 
+    /// The most chains one `readv` fills (libevent reserves the space in at most this many).
+    static let readVectors = 4
+
     func read(_ fd: Int32, into buffer: OpaquePointer, limit: Int) -> TransportStatus {
-        var vector = iovec()
-        guard evbuffer_reserve_space(buffer, limit, &vector, 1) >= 1, let start = vector.iov_base else {
-            return .failed(code: ENOMEM)
-        }
-        while true {
-            let count = recv(fd, start, min(vector.iov_len, limit), 0)
+        var vectors = (iovec(), iovec(), iovec(), iovec())
+        return withUnsafeMutableBytes(of: &vectors) { raw in
+            let vectors = raw.bindMemory(to: iovec.self)
+            let reserved = evbuffer_reserve_space(buffer, limit, vectors.baseAddress, Int32(Self.readVectors))
+            guard reserved >= 1 else { return .failed(code: ENOMEM) }
+            // The chains may offer more than asked: read no more than `limit` (the watermark).
+            var room = limit
+            var offered: Int32 = 0
+            for index in 0..<Int(reserved) where room > 0 {
+                vectors[index].iov_len = min(vectors[index].iov_len, room)
+                room -= vectors[index].iov_len
+                offered += 1
+            }
+            var count: Int
+            repeat {
+                count = readv(fd, vectors.baseAddress, offered)
+            } while count < 0 && errno == EINTR
             let code = errno
-            vector.iov_len = max(count, 0)
-            // Committing what the reservation received (possibly nothing) cannot fail: the
-            // space was reserved just above and the buffer was not touched in between.
-            _ = evbuffer_commit_space(buffer, &vector, 1)
+            // Commit what arrived, chain by chain; the rest of the reservation is given back.
+            var left = max(count, 0)
+            var used: Int32 = 0
+            for index in 0..<Int(offered) where left > 0 {
+                vectors[index].iov_len = min(vectors[index].iov_len, left)
+                left -= vectors[index].iov_len
+                used += 1
+            }
+            // Committing part of the reservation just made cannot fail.
+            _ = evbuffer_commit_space(buffer, vectors.baseAddress, used)
             if count > 0 { return .moved(count, drained: count < limit) }
             if count == 0 { return .endOfFile }
-            if code == EINTR {
-                guard evbuffer_reserve_space(buffer, limit, &vector, 1) >= 1 else {
-                    return .failed(code: ENOMEM)
-                }
-                continue
-            }
             return code == EAGAIN || code == EWOULDBLOCK ? .blocked(.readable) : .failed(code: code)
         }
     }
