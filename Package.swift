@@ -62,7 +62,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict
+        ),
         .testTarget(
             name: "ProxyIntegrationTests", dependencies: ["CCrypto"], exclude: ["Resources"],
             swiftSettings: strict),

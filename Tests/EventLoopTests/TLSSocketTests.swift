@@ -1,4 +1,5 @@
 import CCrypto
+import CLibevent
 import Foundation
 import Testing
 
@@ -134,5 +135,54 @@ import Testing
         #expect(throws: EventLoopError.self) {
             try TLSServerContext(certificateFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/key.pem")
         }
+    }
+}
+
+/// File segments (`evbuffer_add_file`, the proxy's spooled bodies) go out whole over both
+/// transports: sendfile on plain sockets, mapped and encrypted over TLS.
+@Suite struct FileSegmentTests {
+    static func file(_ bytes: [UInt8]) throws -> (path: String, fd: Int32) {
+        let path = NSTemporaryDirectory() + "formgate-eventloop-segment-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDONLY)
+        #expect(fd >= 0)
+        return (path, fd)
+    }
+
+    @Test(arguments: [false, true])
+    func aFileSegmentArrivesWhole(tls: Bool) throws {
+        let certificate = try TLSSocketTests.makeCertificate()
+        defer { try? FileManager.default.removeItem(atPath: certificate.directory) }
+        let harness = try LoopHarness()
+        let content = pattern(3 << 20, seed: 21)
+        let (path, fd) = try Self.file(content)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var accepted: Recorder?
+        let listener = try Listener(
+            base: harness.base, address: try SocketAddress(parsing: "127.0.0.1:0"), reusePort: false
+        ) { fd, _ in
+            let context =
+                tls ? try? TLSServerContext(certificateFile: certificate.cert, keyFile: certificate.key) : nil
+            guard let socket = try? BufferedSocket.accepted(base: harness.base, fd: fd, tls: context) else {
+                return
+            }
+            accepted = Recorder(harness: harness, socket: socket)
+            accepted?.socket.enable()
+        }
+        let port = try #require(listener.boundAddress?.port)
+        let client = Recorder(harness: harness)
+        client.onEvents = { recorder, events in
+            guard events.contains(.connected) else { return }
+            // From offset 1000 to the end, as the proxy skips a spool's leading bytes.
+            #expect(evbuffer_add_file(recorder.socket.output.raw, fd, 1000, Int64(content.count - 1000)) == 0)
+        }
+        client.adopt(
+            try BufferedSocket.connect(
+                base: harness.base, host: "localhost", port: port,
+                tls: tls ? try TLSClientContext(caFile: certificate.cert) : nil, delegate: client))
+        #expect(harness.run { (accepted?.received.count ?? 0) >= content.count - 1000 })
+        #expect(accepted?.received == Array(content[1000...]))
+        client.socket.close()
+        accepted?.socket.close()
     }
 }
