@@ -38,13 +38,19 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "EventLoop", dependencies: ["CLibevent", "CCrypto", "CEventSupport"], swiftSettings: strict),
-        .target(name: "Config", dependencies: ["CYAML", "UploadRules", "HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "ProxyCore",
+            dependencies: ["HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules"],
+            swiftSettings: strict),
+        .target(
+            name: "Config", dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore"],
+            swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
-                "Config", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "MultipartEncoding",
-                "CLibevent", "UploadRules",
+                "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
+                "MultipartEncoding", "CLibevent", "UploadRules",
             ],
             swiftSettings: strict),
         .target(
@@ -52,7 +58,7 @@ let package = Package(
             dependencies: ["HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "CCrypto"],
             swiftSettings: strict),
         .executableTarget(
-            name: "formgate", dependencies: ["Proxy", "Config", "DemoUpstream", "EventLoop"],
+            name: "formgate", dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop"],
             swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
@@ -72,7 +78,10 @@ let package = Package(
             name: "UploadRulesTests",
             dependencies: ["UploadRules", "HTTPCore", "MultipartParsing", "MultipartEncoding"],
             swiftSettings: strict),
-        .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "ProxyCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ProxyCoreTests", dependencies: ["ProxyCore", "HTTPCore", "MultipartParsing"],
+            swiftSettings: strict),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(

@@ -1,4 +1,5 @@
 import HTTPCore
+import ProxyCore
 import UploadRules
 
 #if canImport(Glibc)
@@ -94,9 +95,10 @@ public enum ConfigLoader {
                     decoder.fail(value.mark, key, "expected a list of routes, found \(value.kind)")
                     continue
                 }
-                config.routes = items.enumerated().compactMap {
-                    decodeRoute($0.element, "routes[\($0.offset)]", &decoder)
-                }
+                config.routes = RouteTable(
+                    items.enumerated().compactMap {
+                        decodeRoute($0.element, "routes[\($0.offset)]", &decoder)
+                    })
             default:
                 break
             }

@@ -2,6 +2,7 @@ import Config
 import EventLoop
 import HTTP1
 import HTTPIO
+import ProxyCore
 import Synchronization
 
 /// The admin listener (`admin:`) on its own thread: `/healthz` (the process answers),

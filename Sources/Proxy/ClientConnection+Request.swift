@@ -5,6 +5,7 @@ import HTTPCore
 import HTTPIO
 import MultipartEncoding
 import MultipartParsing
+import ProxyCore
 import UploadRules
 
 extension ClientConnection {
@@ -16,7 +17,7 @@ extension ClientConnection {
         } catch {
             return fail(ProxyError(error))
         }
-        let route = config.route(path: head.routingPath, host: head.headers["Host"])
+        let route = config.routes.match(path: head.routingPath, host: head.headers.first("Host") ?? [])
         let requestID =
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 }
             ?? worker.newRequestID()
@@ -63,13 +64,11 @@ extension ClientConnection {
             } catch {
                 return fail(ProxyError(.badRequest, detail: "multipart boundary is missing or invalid"))
             }
-            let limits = MultipartLimits(
-                parts: config.limits.parts, partHeaderBytes: config.limits.partHeaderBytes,
-                fieldBytes: config.limits.fieldBytes, fileBytes: config.limits.fileBytes)
             let parser: MultipartParser
             do throws(MultipartError) {
                 parser = try MultipartParser(
-                    boundary: boundary, limits: limits, policy: route?.rules.policy ?? MultipartPolicy(),
+                    boundary: boundary, limits: config.limits.multipart,
+                    policy: route?.rules.policy ?? MultipartPolicy(),
                     requestAnomalies: MultipartAnomalies(requestContentType: multipartType))
             } catch {
                 return fail(ProxyError(error))

@@ -5,6 +5,7 @@ import HTTPCore
 import HTTPIO
 import MultipartEncoding
 import MultipartParsing
+import ProxyCore
 
 /// One client connection: reads requests in order (keep-alive, pipelining), forwards each
 /// through an upstream connection and relays the response, with backpressure both ways.

@@ -2,6 +2,7 @@ import Config
 import EventLoop
 import HTTP1
 import HTTPCore
+import ProxyCore
 
 /// One request and its response on a client connection.
 final class Exchange {

@@ -19,10 +19,7 @@ final class MultipartPipeline {
         } catch {
             throw ProxyError(error)
         }
-        if let refusal = rewriter.refusal {
-            throw ProxyError(
-                refusal.status == 415 ? .unsupportedMediaType : .badRequest, detail: refusal.description)
-        }
+        if let refusal = rewriter.refusal { throw Self.error(refusal) }
     }
 
     /// Ends the body: the closing delimiter must have been read.
@@ -32,9 +29,14 @@ final class MultipartPipeline {
         } catch {
             throw ProxyError(error)
         }
-        if let refusal = rewriter.refusal {
-            throw ProxyError(
-                refusal.status == 415 ? .unsupportedMediaType : .badRequest, detail: refusal.description)
+        if let refusal = rewriter.refusal { throw Self.error(refusal) }
+    }
+
+    /// The client's error for a rule refusal: 415 for the type rules, 400 for the rest.
+    static func error(_ refusal: RuleRefusal) -> ProxyError {
+        switch refusal.reason {
+        case .typeNotAllowed, .typeMismatch: ProxyError(.unsupportedMediaType, detail: refusal.description)
+        case .unsafeFilename, .encoding: ProxyError(.badRequest, detail: refusal.description)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Config
 import EventLoop
+import ProxyCore
 
 /// Receives an upstream connection's events while it serves a request.
 protocol UpstreamOwner: AnyObject {

@@ -5,6 +5,11 @@ public import MultipartParsing
 /// Applies a route's rules to parser events as they stream and re-encodes the result under a
 /// fresh boundary into `sink`. Holds nothing of a part's content; records each part for the
 /// access log.
+///
+/// It never waits. A large file part is hashed on a `DigestPool`'s threads (when a
+/// `DigestQueue` is given); when it ends before its digests are ready, the pipeline holds: its
+/// digest fields and everything after them are kept in order (`heldBytes`) until `resume()`,
+/// called on the loop thread after the queue's signal, releases them (see `RulePipeline+Holds`).
 public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// One forwarded (or dropped) part, for the access log.
     public struct PartRecord: Sendable {
@@ -21,30 +26,34 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         public var digests: [(DigestAlgorithm, String)] = []
     }
 
-    /// Why the rules refused the request.
-    public struct Refusal: Error, Sendable, CustomStringConvertible {
-        /// 400 for malformed input (an unsafe file name), 415 for a type rule.
-        public var status: Int = 400
-        public var description: String
-    }
+    /// Why the rules refused the request (a reason, not a status).
+    public typealias Refusal = RuleRefusal
 
-    /// Where the re-encoded body goes; may be replaced between feeds.
-    public var sink: Sink
+    /// Where the re-encoded body goes; may be replaced between feeds (never while holding
+    /// bytes meant for it).
+    public var sink: Sink {
+        get { output.sink }
+        set { output.sink = newValue }
+    }
     /// With `fieldsFirst`: where file parts and the closing delimiter go. The body is `sink`'s
     /// bytes then `deferred`'s, without the first two bytes (the encoder's leading CRLF).
-    public var deferred: Sink?
+    public var deferred: Sink? {
+        get { output.deferred }
+        set { output.deferred = newValue }
+    }
     /// Whether the parts are split between `sink` and `deferred`.
     public var splitsFiles: Bool { rules.fieldsFirst }
-    /// Whether the current part is written to `deferred`.
-    var toDeferred = false
+    /// The sinks, and the bytes held behind pending holds.
+    var output: PipelineOutput<Sink>
     /// The encoder (its `contentType` names the new boundary).
     public private(set) var encoder: MultipartEncoder
     /// Parts seen so far.
-    public private(set) var records: [PartRecord] = []
+    public internal(set) var records: [PartRecord] = []
     /// Names of injected fields.
     public private(set) var injected: [String] = []
-    /// Set when a rule refuses the request; the caller stops and answers 400.
-    public private(set) var refusal: Refusal?
+    /// Set when a rule refuses the request; the caller stops and answers with the status
+    /// the proxy maps `refusal.reason` to.
+    public internal(set) var refusal: Refusal?
 
     let rules: RuleSet
     let headers: HeaderFields
@@ -54,6 +63,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     var random = SecureRandom()
     var dropping = false
     var digests: PartDigests?
+    /// Where large parts are hashed (nil: every part is hashed inline).
+    let hashing: DigestQueue?
+    /// Holds not yet released, in output order.
+    var holds: [PendingHold] = []
+    var nextHold = 0
     var emittedFirst = false
     var pendingBefore: [Int]
     let sniffer: Sniffer?
@@ -75,13 +89,17 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///   - headers: the request's headers (for `{header:NAME}`).
     ///   - now: Unix seconds (for `{date}`, `{time}` and token deadlines).
     ///   - sniffer: the worker's sniffer (one per thread); a new one when `nil` and sniffing.
+    ///   - hashing: the loop thread's hashing queue; with it, large file parts are hashed off
+    ///     the loop and the pipeline may hold (the caller must then call `resume()` after the
+    ///     queue's signal). Without it, every part is hashed inline and nothing is held.
     public init(
         rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, sniffer: Sniffer? = nil,
-        boundary: Boundary = .random()
+        hashing: DigestQueue? = nil, boundary: Boundary = .random()
     ) {
         self.rules = rules
         self.sniffer = rules.sniff == nil ? nil : (sniffer ?? Sniffer())
-        self.sink = sink
+        self.output = PipelineOutput(sink: sink)
+        self.hashing = hashing
         self.headers = headers
         self.now = now
         var values = TemplateValues()
@@ -120,15 +138,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 release(held)
                 guard refusal == nil else { return }
             }
-            toDeferred = false
-            if !dropping, let digests {
-                let results = digests.finish()
-                records[records.count - 1].digests = results
-                let name = records[records.count - 1].name
-                for (algorithm, value) in results {
-                    emitField(name: "\(name).\(algorithm.rawValue)", value: value)
-                }
-            }
+            output.toDeferred = false
+            if !dropping, let digests { endDigests(digests) }
             digests = nil
             dropping = false
         case .end:
@@ -140,14 +151,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             for index in rules.inject.indices where rules.inject[index].position == .last {
                 emitInjection(index, values: baseValues(field: "", index: records.count))
             }
+            output.toDeferred = rules.fieldsFirst && deferred != nil
             do throws(MultipartEncodingError) {
-                if rules.fieldsFirst, deferred != nil {
-                    try encoder.finish(into: &deferred!)
-                } else {
-                    try encoder.finish(into: &sink)
-                }
+                try encoder.finish(into: &output)
             } catch {
-                refusal = Refusal(description: "\(error)")
+                refusal = Refusal(.encoding, description: "\(error)")
             }
         }
     }
@@ -156,11 +164,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         guard !bytes.isEmpty else { return }
         digests?.update(bytes)
         records[records.count - 1].bytes += Int64(bytes.count)
-        if toDeferred {
-            deferred?.write(bytes)
-        } else {
-            sink.write(bytes)
-        }
+        output.write(bytes)
     }
 
     private mutating func begin(_ head: PartHead) {
@@ -184,7 +188,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             do throws(FilenameSanitizer.Refusal) {
                 safe = try FilenameSanitizer.sanitize(raw)
             } catch {
-                refusal = Refusal(description: "unsafe filename in part \(original): \(error)")
+                refusal = Refusal(
+                    .unsafeFilename, description: "unsafe filename in part \(original): \(error)")
                 return
             }
             values.original = safe
@@ -238,7 +243,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 case .rejectMismatch:
                     if declaredEssence != sniffed {
                         refusal = Refusal(
-                            status: 415,
+                            .typeMismatch,
                             description:
                                 "part \(part.name): declared type \(declaredEssence ?? "none") is not the content's type \(sniffed)"
                         )
@@ -256,7 +261,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                     (try? MediaType.parse(judged)) ?? MediaType(type: "application", subtype: "octet-stream")
                 guard rules.allowTypes.contains(where: { type.matches($0) }) else {
                     refusal = Refusal(
-                        status: 415, description: "part \(part.name): type \(judged) is not allowed")
+                        .typeNotAllowed, description: "part \(part.name): type \(judged) is not allowed")
                     return
                 }
             }
@@ -274,7 +279,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 do throws(FilenameSanitizer.Refusal) {
                     finalFilename = try FilenameSanitizer.sanitize(Array(rendered.utf8))
                 } catch {
-                    refusal = Refusal(description: "the filename template produced an unsafe name")
+                    refusal = Refusal(
+                        .unsafeFilename, description: "the filename template produced an unsafe name")
                     return
                 }
             } else {
@@ -287,15 +293,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         for index in due { emitInjection(index, values: values) }
         let disposition = ContentDisposition(
             name: Array(part.name.utf8), filename: finalFilename.map { Array($0.utf8) })
-        toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
+        output.toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
         do throws(MultipartEncodingError) {
-            if toDeferred {
-                try encoder.beginPart(disposition, headers: partHeaders, into: &deferred!)
-            } else {
-                try encoder.beginPart(disposition, headers: partHeaders, into: &sink)
-            }
+            try encoder.beginPart(disposition, headers: partHeaders, into: &output)
         } catch {
-            refusal = Refusal(description: "\(error)")
+            refusal = Refusal(.encoding, description: "\(error)")
             return
         }
         records.append(
@@ -303,7 +305,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 name: part.name, filename: finalFilename, originalFilename: part.head.filenameString,
                 declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"],
                 renamed: part.renamed))
-        digests = part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests) : nil
+        digests =
+            part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests, queue: hashing) : nil
     }
 
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.
@@ -342,15 +345,23 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         injected.append(injection.name)
     }
 
-    private mutating func emitField(name: String, value: String) {
-        do throws(MultipartEncodingError) {
-            try encoder.beginPart(ContentDisposition(name: name), into: &sink)
-        } catch {
-            refusal = Refusal(description: "\(error)")
-            return
-        }
+    mutating func emitField(name: String, value: String) {
+        guard beginField(name: name) else { return }
         var value = value
-        value.withUTF8 { sink.write(UnsafeRawBufferPointer($0)) }
+        value.withUTF8 { output.write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes the delimiter and head of a field FormGate adds (always into `sink`); returns
+    /// false when the encoder refused.
+    mutating func beginField(name: String) -> Bool {
+        output.toDeferred = false
+        do throws(MultipartEncodingError) {
+            try encoder.beginPart(ContentDisposition(name: name), into: &output)
+            return true
+        } catch {
+            refusal = Refusal(.encoding, description: "\(error)")
+            return false
+        }
     }
 
     private func baseValues(field: String, index: Int) -> TemplateValues {

@@ -4,6 +4,7 @@ import Config
 import DemoUpstream
 import EventLoop
 import Proxy
+import ProxyCore
 
 #if canImport(Glibc)
     import Glibc

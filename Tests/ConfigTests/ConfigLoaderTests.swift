@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import ProxyCore
 import Testing
 
 @Suite struct ConfigLoaderTests {

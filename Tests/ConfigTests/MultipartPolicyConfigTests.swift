@@ -1,5 +1,6 @@
 import Config
 import MultipartParsing
+import ProxyCore
 import Testing
 
 /// `multipart: { anomalies: { FLAG: accept | reject }, keep_part_headers: [...] }`.

@@ -7,21 +7,32 @@ import Testing
 @Suite struct DigestTests {
     static let all: [DigestAlgorithm] = [.sha256, .sha1, .md5, .crc32, .size]
 
+    /// Hashes `content` in `pieces` as a loop would: it stops feeding while the queue is backed
+    /// up and waits for the queue's signal, and for the signal of the part's completion.
     func digests(_ content: [UInt8], pieces: [Int], threshold: Int64, pool: DigestPool) -> [String] {
-        let digests = PartDigests(Self.all, offloadThreshold: threshold, pool: pool)
+        let signals = QueueSignals()
+        let queue = DigestQueue(pool: pool, signal: signals.signal)
+        let digests = PartDigests(Self.all, offloadThreshold: threshold, queue: queue)
+        func feed(_ slice: ArraySlice<UInt8>) {
+            slice.withUnsafeBytes { digests.update($0) }
+            while digests.isOffloaded, queue.isBackedUp { signals.wait() }
+        }
         var offset = 0
         for piece in pieces where offset < content.count {
             let end = min(content.count, offset + piece)
-            content[offset..<end].withUnsafeBytes { digests.update($0) }
+            feed(content[offset..<end])
             offset = end
         }
-        content[offset...].withUnsafeBytes { digests.update($0) }
-        return digests.finish().map(\.1)
+        feed(content[offset...])
+        if !digests.end() {
+            while !digests.isComplete { signals.wait() }
+        }
+        return digests.results().map(\.1)
     }
 
-    @Test func offloadedDigestsEqualInlineOnes() {
+    @Test func offloadedDigestsEqualInlineOnes() throws {
         var generator = SystemRandomNumberGenerator()
-        let pool = DigestPool(threads: 2)
+        let pool = DigestPool(threads: 2, startThread: Hashing.startThread)
         for size in [0, 1, 1 << 20, (1 << 20) + 1, 5_000_000] {
             let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let pieces = (0..<200).map { _ in Int.random(in: 1...300_000, using: &generator) }
@@ -36,7 +47,7 @@ import Testing
     }
 
     @Test func manyPartsAtOnceAndAbandonedOnes() async {
-        let pool = DigestPool(threads: 2)
+        let pool = DigestPool(threads: 2, startThread: Hashing.startThread)
         let content = [UInt8](repeating: 0x61, count: 3 << 20)
         let expected = digests(content, pieces: [65_536], threshold: .max, pool: pool)
         await withTaskGroup(of: [String].self) { group in
@@ -45,9 +56,10 @@ import Testing
             }
             for await result in group { #expect(result == expected) }
         }
+        let queue = DigestQueue(pool: pool, signal: {})
         for _ in 0..<20 {
             // Queued blocks of a part dropped before its end are discarded.
-            let abandoned = PartDigests(Self.all, offloadThreshold: 0, pool: pool)
+            let abandoned = PartDigests(Self.all, offloadThreshold: 0, queue: queue)
             content.withUnsafeBytes { abandoned.update($0) }
         }
         #expect(digests(content, pieces: [1 << 20], threshold: 0, pool: pool) == expected)

@@ -82,7 +82,7 @@ import Testing
         rules.sniff = RuleSet.SniffRule(bytes: 512, policy: .override)
         rules.allowTypes = ["image/*"]
         let (_, refusal) = try run(rules, body(Self.elf, filename: "photo.jpg", type: "image/jpeg"))
-        #expect(refusal?.status == 415)
+        #expect(refusal?.reason == .typeNotAllowed)
         #expect(refusal?.description.contains("application/x-executable") == true)
     }
 
@@ -90,7 +90,8 @@ import Testing
         var rules = RuleSet()
         rules.sniff = RuleSet.SniffRule(bytes: 64, policy: .rejectMismatch)
         #expect(try run(rules, body(Self.png, filename: "a.png", type: "image/png")).1 == nil)
-        #expect(try run(rules, body(Self.png, filename: "a.jpg", type: "image/jpeg")).1?.status == 415)
+        #expect(
+            try run(rules, body(Self.png, filename: "a.jpg", type: "image/jpeg")).1?.reason == .typeMismatch)
         rules.sniff = RuleSet.SniffRule(bytes: 64, policy: .keep)
         let kept = try #require(try run(rules, body(Self.png, filename: "a.jpg", type: "image/jpeg")).0)
         #expect(kept.heads[1].headers["Content-Type"] == "image/jpeg")

@@ -1,0 +1,16 @@
+/// `timeouts:` in milliseconds.
+public struct Timeouts: Sendable, Equatable {
+    /// A client's request head must arrive within this.
+    public var header: Int64 = 10_000
+    /// A connection may be silent this long (between requests, or mid-body).
+    public var idle: Int64 = 60_000
+    /// Connecting to the upstream (TCP and TLS).
+    public var upstreamConnect: Int64 = 5_000
+    /// From the end of the request until the upstream's response head; also the longest
+    /// silence in the response body.
+    public var upstreamResponse: Int64 = 60_000
+    /// On SIGTERM, how long requests in flight may take to finish before FormGate exits.
+    public var drain: Int64 = 30_000
+
+    public init() {}
+}

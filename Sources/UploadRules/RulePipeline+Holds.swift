@@ -1,0 +1,99 @@
+/// Holds: how the pipeline keeps its output, in order, while a part's digests are computed
+/// off the loop (or, later, while an asynchronous verdict is awaited), without ever waiting.
+///
+/// A file part that ends before its digests are ready places a hold: its digest fields are
+/// framed into the holding buffer with slots for their values, and everything the pipeline
+/// writes after them (the next parts, the closing delimiter) is kept behind them. `resume()`
+/// fills the slots of the holds whose digests are complete and writes the held bytes into
+/// the sinks up to the first hold still pending. Several holds keep their order.
+extension RulePipeline {
+    /// One hold not yet released.
+    struct PendingHold {
+        var id: HoldID
+        /// The record (part) the hold belongs to.
+        var record: Int
+        /// The digests whose results the hold's slots take (nil once read, or for a verdict).
+        var digests: PartDigests?
+        /// The values of the slots, once known.
+        var values: [[UInt8]]?
+    }
+
+    /// Whether the caller should stop reading its client: the current part is hashed off the
+    /// loop and the hashing queue is backed up. The queue signals when it drains; the caller
+    /// then calls `resume()` and looks again.
+    public var wantsPause: Bool {
+        guard digests?.isOffloaded == true, let hashing else { return false }
+        return hashing.isBackedUp
+    }
+
+    /// Whether output is held behind a pending hold: the body is not whole in the sinks yet
+    /// (after `.end`, the closing delimiter is among the held bytes).
+    public var isHolding: Bool { output.isHolding }
+
+    /// The bytes kept behind pending holds; the caller pauses its client above its watermark.
+    public var heldBytes: Int { output.heldBytes }
+
+    /// The pending holds, in output order.
+    public var pendingHolds: [HoldID] { holds.map(\.id) }
+
+    /// Releases the holds whose digests are now complete and writes the bytes behind them into
+    /// the sinks, in order, up to the first hold still pending. Call on the loop thread after
+    /// the hashing queue's signal (any number of times: it does nothing when nothing is
+    /// ready). Returns whether any hold was released.
+    @discardableResult
+    public mutating func resume() -> Bool {
+        guard refusal == nil, !holds.isEmpty else { return false }
+        for index in holds.indices where holds[index].values == nil {
+            guard let digests = holds[index].digests, digests.isComplete else { continue }
+            let results = digests.results()
+            records[holds[index].record].digests = results
+            holds[index].values = results.map { Array($0.1.utf8) }
+            holds[index].digests = nil
+        }
+        let pending = holds
+        let passed = output.release { id in pending.first { $0.id == id }?.values }
+        holds.removeFirst(passed)
+        return passed > 0
+    }
+
+    /// Applies a verdict to a pending hold (unknown ids are ignored: the hold is gone).
+    /// `.release` lets the hold's output go once its own values are ready; `.refuse` sets
+    /// `refusal` and discards everything held.
+    @discardableResult
+    public mutating func decide(_ id: HoldID, _ decision: HoldDecision) -> Bool {
+        guard refusal == nil, let index = holds.firstIndex(where: { $0.id == id }) else { return false }
+        switch decision {
+        case .release:
+            if holds[index].digests == nil, holds[index].values == nil { holds[index].values = [] }
+            return resume()
+        case .refuse(let refused):
+            refusal = refused
+            output.discard()
+            holds.removeAll()
+            return false
+        }
+    }
+
+    /// A file part with digests ended: emits its digest fields now when they are ready (always
+    /// for a part hashed inline), else places a hold whose slots `resume()` fills.
+    mutating func endDigests(_ digests: PartDigests) {
+        let record = records.count - 1
+        let name = records[record].name
+        if digests.end() {
+            let results = digests.results()
+            records[record].digests = results
+            for (algorithm, value) in results {
+                emitField(name: "\(name).\(algorithm.rawValue)", value: value)
+            }
+            return
+        }
+        let id = HoldID(rawValue: nextHold)
+        nextHold += 1
+        output.hold(id)
+        holds.append(PendingHold(id: id, record: record, digests: digests))
+        for (index, algorithm) in rules.digests.enumerated() {
+            guard beginField(name: "\(name).\(algorithm.rawValue)") else { return }
+            output.holdValue(id, index: index)
+        }
+    }
+}

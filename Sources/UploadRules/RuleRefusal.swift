@@ -1,0 +1,27 @@
+/// Why the rules refused a request. Only the proxy maps reasons to HTTP statuses (415 for
+/// `typeNotAllowed` and `typeMismatch`, 400 for the others).
+public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
+    /// The rule that refused.
+    public enum Reason: Sendable, Hashable {
+        /// A client file name that no sanitizing makes safe (`..`, a device name), or a
+        /// rendered `filename` template that is not a safe name.
+        case unsafeFilename
+        /// The part's (sniffed or declared) type matches no `allow_types` pattern.
+        case typeNotAllowed
+        /// `sniff.content_type: reject_mismatch` and the declared type is not the sniffed one.
+        case typeMismatch
+        /// The re-encoded body could not be written (e.g. a header value the encoder refuses).
+        case encoding
+    }
+
+    /// The rule that refused.
+    public var reason: Reason
+    /// A short sentence for the error body and the log (no secret values).
+    public var description: String
+
+    /// A refusal for `reason`, described by `description`.
+    public init(_ reason: Reason, description: String) {
+        self.reason = reason
+        self.description = description
+    }
+}
