@@ -69,6 +69,9 @@ let package = Package(
         ),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
+            name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict
+        ),
+        .testTarget(
             name: "ProxyIntegrationTests", dependencies: ["CCrypto"], exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(

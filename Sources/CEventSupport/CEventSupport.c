@@ -1,19 +1,17 @@
-// Kept apart from the CLibevent module: with struct bufferevent complete, Swift would import
-// every bufferevent pointer as a typed pointer instead of an OpaquePointer.
+#define _GNU_SOURCE
 #include <malloc.h>
-
-#include <event2/event.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_struct.h>
+#include <pthread.h>
 
 #include "CEventSupport.h"
 
-void fg_bufferevent_stop_writing(void *bufferevent) {
-    // struct bufferevent's layout is public (event2/bufferevent_struct.h) and fixed in 2.1.
-    event_del(&((struct bufferevent *)bufferevent)->ev_write);
+int fg_set_malloc_thresholds(int mmap_threshold, int trim_threshold) {
+    // mallopt returns 1 on success and 0 on error.
+    int mapped = mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    int trimmed = mallopt(M_TRIM_THRESHOLD, trim_threshold);
+    return mapped == 1 && trimmed == 1 ? 0 : -1;
 }
 
-void fg_set_malloc_thresholds(int mmap_threshold, int trim_threshold) {
-    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
-    mallopt(M_TRIM_THRESHOLD, trim_threshold);
+int fg_set_thread_name(const char *name) {
+    // pthread_setname_np is a GNU extension, out of sight of Swift's Glibc module.
+    return pthread_setname_np(pthread_self(), name);
 }

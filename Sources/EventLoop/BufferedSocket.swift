@@ -1,27 +1,26 @@
-import CCrypto
-import CEventSupport
 import CLibevent
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// What a bufferevent reports besides data: connected, end of file, error, timeout.
+/// What a socket reports besides data: connected, end of file, error, timeout (the bits of
+/// libevent's `BEV_EVENT_*`, whose meaning they keep).
 public struct SocketEvents: OptionSet, Sendable {
     public let rawValue: Int16
     public init(rawValue: Int16) { self.rawValue = rawValue }
 
-    public static let reading = SocketEvents(rawValue: FG_BEV_EVENT_READING)
-    public static let writing = SocketEvents(rawValue: FG_BEV_EVENT_WRITING)
-    public static let endOfFile = SocketEvents(rawValue: FG_BEV_EVENT_EOF)
-    public static let error = SocketEvents(rawValue: FG_BEV_EVENT_ERROR)
-    public static let timeout = SocketEvents(rawValue: FG_BEV_EVENT_TIMEOUT)
-    public static let connected = SocketEvents(rawValue: FG_BEV_EVENT_CONNECTED)
+    public static let reading = SocketEvents(rawValue: 0x01)
+    public static let writing = SocketEvents(rawValue: 0x02)
+    public static let endOfFile = SocketEvents(rawValue: 0x10)
+    public static let error = SocketEvents(rawValue: 0x20)
+    public static let timeout = SocketEvents(rawValue: 0x40)
+    public static let connected = SocketEvents(rawValue: 0x80)
 }
 
 /// Receives a socket's callbacks on the loop thread.
 public protocol BufferedSocketDelegate: AnyObject {
-    /// Input arrived (above the read low watermark).
+    /// Input arrived.
     func socketReadable(_ socket: BufferedSocket)
     /// Output drained to the write low watermark.
     func socketWritable(_ socket: BufferedSocket)
@@ -29,384 +28,298 @@ public protocol BufferedSocketDelegate: AnyObject {
     func socket(_ socket: BufferedSocket, events: SocketEvents)
 }
 
-/// A TCP (optionally TLS) connection around a libevent `bufferevent`: its two buffers, its
-/// write event and write timeout. Plain connections read for themselves (`readNow()`: one
-/// `recv` per 64 KiB straight into the input) and write what a callback queued as soon as
-/// it returns (`writeNow()`); TLS connections go through the bufferevent both ways.
+/// A TCP connection, plain or TLS, with an input and an output `evbuffer`, a read event, a
+/// write event and read/write inactivity timeouts. One model for both: the socket owns the
+/// buffers and the events, and a `SocketTransport` moves bytes (`recv`/`writev` for plain
+/// TCP, `SSL_read`/`SSL_write` for TLS). No libevent structure is touched but through its API.
 ///
-/// The C side holds one retain of this object from creation until `close()`, which frees the
-/// bufferevent (closing the socket) and releases it: exactly once.
+/// Reading: while reading is enabled and the input holds less than the read high watermark,
+/// a read event takes what the kernel holds (in reads of up to `maxSingleRead`, at most
+/// `maxReadPerWake` per wake-up) and then calls `socketReadable`. At the watermark the read
+/// event is disarmed; it is armed again when the input drains below it. An end of file or an
+/// error after data is reported on the next turn, after the data.
+///
+/// Writing: what a callback queues is written as soon as the outermost callback of the loop
+/// returns (`EventBase.dispatch`); only what the kernel does not take waits for a write event.
+/// `socketWritable` follows a write that leaves the output at or below the write low watermark.
+///
+/// The C side holds one retain of this object from creation until `close()`, which closes
+/// the descriptor and releases it: exactly once.
 public final class BufferedSocket {
-    /// The underlying `struct bufferevent *`; `nil` after `close()`.
-    public private(set) var raw: OpaquePointer?
+    /// The most one write moves (one `writev` of up to 128 chains): with more queued, fewer
+    /// system calls and loop turns per byte.
+    public static let maxSingleWrite = 256 * 1024
+    /// The most one read takes: one `readv` into up to `PlainTransport.readVectors` chains
+    /// (TLS reads a record at a time). With the proxy's 256 KiB watermark, one system call
+    /// per wake-up instead of five `recv`s of 64 KiB.
+    static let maxSingleRead = 256 * 1024
+    /// The most read in one wake-up when no high watermark bounds it, so one busy
+    /// connection cannot hold the loop.
+    static let maxReadPerWake = 1024 * 1024
+    /// The most written in one wake-up.
+    static let maxWritePerWake = 4 * maxSingleWrite
+
+    /// Where the connection is in its life.
+    enum Phase {
+        /// Waiting for the resolver (no descriptor yet).
+        case resolving
+        /// `connect()` is under way.
+        case connecting
+        /// The TLS handshake is under way.
+        case handshaking
+        /// Connected: data flows.
+        case open
+        /// The connect or the handshake failed (reported): nothing more happens until `close()`.
+        case failed
+        /// `close()` was called.
+        case closed
+    }
+
     /// Receives callbacks; cleared by `close()`.
     public weak var delegate: (any BufferedSocketDelegate)?
     /// Whether the connection runs TLS.
-    public let isTLS: Bool
-
-    /// The most one write moves (libevent's default is 16 KiB): with more queued, fewer
-    /// system calls and loop turns per byte.
-    public static let maxSingleWrite = 256 * 1024
-    /// The most one `recv` takes. Plain sockets read for themselves (`readNow()`): libevent
-    /// 2.1's bufferevent asks FIONREAD before each read and then reads at most 4 KiB. A little
-    /// under 64 KiB, so that with libevent's chain header each chain is one 64 KiB block
-    /// (64 KiB of data would take a 128 KiB one).
-    static let maxSingleRead = 64 * 1024 - 256
+    public var isTLS: Bool { transport.isTLS }
+    /// Whether `close()` has not been called yet.
+    public var isOpen: Bool { phase != .closed }
+    /// The socket's file descriptor (-1 after `close()` or before connecting).
+    public internal(set) var fd: Int32 = -1
 
     /// The loop the socket lives on.
     unowned let base: EventBase
-    /// Whether queued output is written as soon as the callback that queued it returns
-    /// (plain TCP, once connected); TLS goes through libevent's write event.
-    private var writesDirectly: Bool
-    /// In `base.pendingWrites`.
-    private var queuedForWrite = false
-    /// Plain sockets: the read event (created once the descriptor exists), whether reading
-    /// is wanted, whether it is paused because the input reached `readHigh`, and the read
-    /// inactivity timeout. TLS sockets read through the bufferevent.
-    private var readEvent: OpaquePointer?
-    private var readingWanted = false
-    private var pausedAtWatermark = false
-    private var readHigh = 0
-    private var readTimeoutMilliseconds: Int64 = 0
+    let transport: any SocketTransport
+    let inputBuffer: OpaquePointer
+    let outputBuffer: OpaquePointer
+    // The state below belongs to BufferedSocket+IO.swift as much as to this file.
+    var phase: Phase
+    var readEvent: OpaquePointer?
+    var writeEvent: OpaquePointer?
+    /// Runs work on the loop's next turn: a resolved address, a connect that failed at once,
+    /// input TLS already holds, an end of file seen after data.
+    var deferredEvent: OpaquePointer?
+    var deferredScheduled = false
+    /// Calls on the input (while paused at the watermark) and output (while nothing is
+    /// queued or waiting) buffers, so that a drain resumes reading and new output is written.
+    var inputWatch: OpaquePointer?
+    var outputWatch: OpaquePointer?
+    var inputWatched = false
+    var outputWatched = false
+    var readingWanted = false
+    var readArmed = false
+    var writeArmed = false
+    var queuedForWrite = false
+    /// Output is left that the kernel did not take: wait for the write event.
+    var waitingToWrite = false
+    /// TLS needs the other direction's readiness to go on.
+    var readWaitsForWritable = false
+    var writeWaitsForReadable = false
+    /// What the handshake waits for.
+    var handshakeWaits = SocketReadiness.readable
+    /// An end of file or error seen after data, reported on the next read turn.
+    var deferredReport: SocketEvents?
+    /// A connect that failed before the loop could report it.
+    var connectFailure: Int32?
+    var readHigh = 0
+    var writeLow = 0
+    var readTimeoutMilliseconds: Int64 = 0
+    var writeTimeoutMilliseconds: Int64 = 0
+    var resolution: PendingResolution?
 
-    private init(raw: OpaquePointer, base: EventBase, isTLS: Bool, connected: Bool) {
-        self.raw = raw
-        self.base = base
-        self.isTLS = isTLS
-        self.writesDirectly = connected && !isTLS
-        bufferevent_set_max_single_write(raw, Self.maxSingleWrite)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        bufferevent_setcb(raw, readTrampoline, writeTrampoline, eventTrampoline, context)
-        if !isTLS, let output = bufferevent_get_output(raw), let input = bufferevent_get_input(raw) {
-            _ = evbuffer_add_cb(output, outputTrampoline, context)
-            _ = evbuffer_add_cb(input, inputTrampoline, context)
+    init(base: EventBase, transport: any SocketTransport, phase: Phase) throws(EventLoopError) {
+        guard let input = evbuffer_new() else { throw EventLoopError("evbuffer_new failed") }
+        guard let output = evbuffer_new() else {
+            evbuffer_free(input)
+            throw EventLoopError("evbuffer_new failed")
         }
+        self.base = base
+        self.transport = transport
+        self.phase = phase
+        inputBuffer = input
+        outputBuffer = output
+        // Plain sockets write file segments (`evbuffer_add_file`) with sendfile; TLS must see
+        // their bytes, so there they are mapped instead.
+        if !transport.isTLS, evbuffer_set_flags(output, UInt64(EVBUFFER_FLAG_DRAINS_TO_FD)) != 0 {
+            throw EventLoopError("evbuffer_set_flags failed")
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard let deferred = event_new(base.raw, -1, 0, deferredTrampoline, context),
+            let inputWatch = evbuffer_add_cb(input, inputTrampoline, context),
+            let outputWatch = evbuffer_add_cb(output, outputTrampoline, context)
+        else {
+            throw EventLoopError("event_new/evbuffer_add_cb failed")
+        }
+        deferredEvent = deferred
+        self.inputWatch = inputWatch
+        self.outputWatch = outputWatch
+        setWatch(inputWatch, on: input, enabled: false)
+        setWatch(outputWatch, on: output, enabled: false)
+        _ = Unmanaged.passRetained(self)  // the C side's reference, released by close()
     }
 
-    /// Wraps an accepted socket (non-blocking, closed with the bufferevent).
-    public static func accepted(base: EventBase, fd: Int32) throws(EventLoopError) -> BufferedSocket {
-        evutil_make_socket_nonblocking(fd)
-        _ = fg_set_nodelay(fd)
-        guard let raw = bufferevent_socket_new(base.raw, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+    deinit {
+        if let deferredEvent { event_free(deferredEvent) }
+        evbuffer_free(inputBuffer)
+        evbuffer_free(outputBuffer)
+    }
+
+    /// Wraps an accepted socket (made non-blocking; closed with the socket).
+    ///
+    /// - Parameter tls: a server TLS context: the handshake runs first and `.connected` is
+    ///   reported when it is done.
+    /// - Throws: `EventLoopError` when `fd` is not an open descriptor or the buffers and
+    ///   events cannot be made; `fd` is closed then.
+    public static func accepted(base: EventBase, fd: Int32, tls: TLSServerContext? = nil)
+        throws(EventLoopError)
+        -> BufferedSocket
+    {
+        let socket: BufferedSocket
+        do throws(EventLoopError) {
+            guard evutil_make_socket_nonblocking(fd) == 0 else {
+                throw EventLoopError.system("fcntl(O_NONBLOCK)", errno)
+            }
+            var transport: any SocketTransport = PlainTransport()
+            if let tls { transport = TLSTransport(ssl: try tls.makeSSL()) }
+            socket = try BufferedSocket(
+                base: base, transport: transport, phase: tls == nil ? .open : .handshaking)
+        } catch {
             Glibc.close(fd)
-            throw EventLoopError("bufferevent_socket_new failed")
+            throw error
         }
-        return BufferedSocket(raw: raw, base: base, isTLS: false, connected: true)
+        do throws(EventLoopError) {
+            try socket.attach(fd)
+        } catch {
+            socket.close()
+            throw error
+        }
+        socket.disableNagle()
+        if tls != nil { socket.continueHandshake() } else { socket.updateWriteEvent() }
+        return socket
     }
 
     /// Starts connecting to `host:port`; host names are resolved with the loop's evdns.
-    /// Completion is reported as `.connected` or `.error` to the delegate.
+    /// Completion is reported as `.connected` or `.error` to the delegate, from the loop.
     ///
     /// - Parameter tls: a client TLS context; the connection verifies the certificate against
-    ///   `host` and sends it as SNI.
+    ///   `host` and sends it as SNI; `.connected` follows the handshake.
+    /// - Throws: `EventLoopError` when no socket can be made (out of descriptors) or the name
+    ///   cannot be resolved at once.
     public static func connect(
         base: EventBase, host: String, port: Int, tls: TLSClientContext?, delegate: any BufferedSocketDelegate
     ) throws(EventLoopError) -> BufferedSocket {
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)
-        let raw: OpaquePointer?
-        if let tls {
-            let ssl = try tls.makeSSL(host: host)
-            raw = bufferevent_openssl_socket_new(base.raw, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options)
-        } else {
-            raw = bufferevent_socket_new(base.raw, -1, options)
-        }
-        guard let raw else { throw EventLoopError("bufferevent_socket_new failed") }
-        let socket = BufferedSocket(raw: raw, base: base, isTLS: tls != nil, connected: false)
+        var transport: any SocketTransport = PlainTransport()
+        if let tls { transport = TLSTransport(ssl: try tls.makeSSL(host: host)) }
+        let socket = try BufferedSocket(base: base, transport: transport, phase: .resolving)
         socket.delegate = delegate
-        let result: Int32
-        if let literal = try? SocketAddress(
-            parsing: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
-        {
-            result = literal.withSockAddr { bufferevent_socket_connect(raw, $0, $1) }
-        } else {
-            result = bufferevent_socket_connect_hostname(raw, base.dns, AF_UNSPEC, host, Int32(port))
-        }
-        guard result == 0 else {
+        do throws(EventLoopError) {
+            if let literal = try? SocketAddress(
+                parsing: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+            {
+                try socket.startConnecting(to: literal)
+            } else {
+                try socket.resolve(host: host, port: port)
+            }
+        } catch {
             socket.close()
-            throw EventLoopError("connect to \(host):\(port) failed")
+            throw error
         }
         return socket
     }
 
-    /// Bytes received and not yet consumed.
-    public var input: EvBuffer { EvBuffer(bufferevent_get_input(raw!)) }
+    /// Bytes received and not yet consumed (empty after `close()`).
+    public var input: EvBuffer { EvBuffer(inputBuffer) }
     /// Bytes queued for sending.
-    public var output: EvBuffer { EvBuffer(bufferevent_get_output(raw!)) }
+    public var output: EvBuffer { EvBuffer(outputBuffer) }
 
     /// Starts or stops reading (backpressure).
     public func setReading(_ enabled: Bool) {
-        guard let raw else { return }
-        if isTLS {
-            if enabled {
-                bufferevent_enable(raw, FG_EV_READ)
-            } else {
-                bufferevent_disable(raw, FG_EV_READ)
-            }
-            return
-        }
+        guard phase != .closed else { return }
         readingWanted = enabled
         updateReadEvent()
     }
 
-    /// Enables reading and writing.
+    /// Enables reading (writing is always on once connected).
     public func enable() {
-        guard let raw else { return }
-        bufferevent_enable(raw, FG_EV_WRITE)
         setReading(true)
     }
 
-    /// Sets the read high watermark (reading pauses while the input holds that much) and the
-    /// write low watermark (the write callback fires when output drains to it).
+    /// Sets the read high watermark (reading pauses while the input holds that much; 0 = no
+    /// limit) and the write low watermark (the write callback fires when output drains to it).
     public func setWatermarks(readHigh: Int, writeLow: Int) {
         self.readHigh = readHigh
-        guard let raw else { return }
-        if isTLS { bufferevent_setwatermark(raw, FG_EV_READ, 0, readHigh) }
-        bufferevent_setwatermark(raw, FG_EV_WRITE, writeLow, 0)
+        self.writeLow = writeLow
         updateReadEvent()
     }
 
-    /// Sets the read and write inactivity timeouts (0 = none). A pending read restarts its
-    /// clock, as with libevent's bufferevents.
+    /// Sets the read and write inactivity timeouts (0 = none). A pending read or write
+    /// restarts its clock.
     public func setTimeouts(readMilliseconds: Int64, writeMilliseconds: Int64) {
-        guard let raw else { return }
-        var read = Self.timeval(milliseconds: readMilliseconds)
-        var write = Self.timeval(milliseconds: writeMilliseconds)
-        if isTLS {
-            withUnsafePointer(to: &read) { read in
-                withUnsafePointer(to: &write) { write in
-                    _ = bufferevent_set_timeouts(
-                        raw, readMilliseconds > 0 ? read : nil, writeMilliseconds > 0 ? write : nil)
-                }
-            }
-            return
-        }
-        withUnsafePointer(to: &write) { write in
-            _ = bufferevent_set_timeouts(raw, nil, writeMilliseconds > 0 ? write : nil)
-        }
         readTimeoutMilliseconds = readMilliseconds
-        if let readEvent, event_pending(readEvent, FG_EV_READ, nil) != 0 {
-            addReadEvent(readEvent)
-        }
+        writeTimeoutMilliseconds = writeMilliseconds
+        if readArmed, let readEvent { addEvent(readEvent, timeout: currentReadTimeout) }
+        if writeArmed, let writeEvent { addEvent(writeEvent, timeout: currentWriteTimeout) }
     }
 
-    private static func timeval(milliseconds: Int64) -> Glibc.timeval {
-        Glibc.timeval(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
-    }
-
-    private func addReadEvent(_ event: OpaquePointer) {
-        if readTimeoutMilliseconds > 0 {
-            var timeout = Self.timeval(milliseconds: readTimeoutMilliseconds)
-            event_add(event, &timeout)
-        } else {
-            event_add(event, nil)
-        }
-    }
-
-    /// Arms or disarms the read event of a plain socket: armed while reading is wanted and
-    /// the input is below the high watermark.
-    private func updateReadEvent() {
-        guard let raw, !isTLS else { return }
-        if readEvent == nil {
-            let fd = bufferevent_getfd(raw)
-            guard fd >= 0, readingWanted else { return }
-            readEvent = event_new(
-                base.raw, fd, FG_EV_READ | FG_EV_PERSIST, readEventTrampoline,
-                Unmanaged.passUnretained(self).toOpaque())
-        }
-        guard let readEvent else { return }
-        let length = bufferevent_get_input(raw).map { evbuffer_get_length($0) } ?? 0
-        pausedAtWatermark = readHigh > 0 && length >= readHigh
-        let armed = event_pending(readEvent, FG_EV_READ, nil) != 0
-        if readingWanted && !pausedAtWatermark {
-            if !armed { addReadEvent(readEvent) }
-        } else if armed {
-            event_del(readEvent)
-        }
-    }
-
-    /// The socket's file descriptor (-1 after `close()` or before connecting).
-    public var fd: Int32 {
-        guard let raw else { return -1 }
-        return bufferevent_getfd(raw)
-    }
-
-    /// Sends a FIN after what is queued has been written (`shutdown(SHUT_WR)`); reading goes on.
-    /// Call once the output buffer is empty.
+    /// Sends a FIN after what is queued has been written (TLS: close_notify first); reading
+    /// goes on. Call once the output buffer is empty.
     public func shutdownWrite() {
-        let descriptor = fd
-        if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+        guard phase == .open, fd >= 0 else { return }
+        transport.finishSending(fd)
+        if Glibc.shutdown(fd, Int32(SHUT_WR)) != 0, errno != ENOTCONN {
+            // ENOTCONN: the peer is already gone, there is nothing to end.
+            EventLoopFailures.record(EventLoopError.system("shutdown(SHUT_WR)", errno).message)
+        }
     }
 
     /// Turns off Nagle's algorithm (small heads and chunk trailers go out at once).
     public func setNoDelay() {
-        let descriptor = fd
-        if descriptor >= 0 { _ = fg_set_nodelay(descriptor) }
+        disableNagle()
     }
 
     /// The OpenSSL error of a failed TLS connection, if any.
     public var tlsError: String? {
-        guard let raw, isTLS else { return nil }
-        let code = bufferevent_get_openssl_error(raw)
-        guard code != 0 else { return nil }
-        var text = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        isTLS ? transport.failureDescription : nil
     }
 
-    /// Frees the bufferevent (closing the socket) and drops the C side's reference. Safe to
-    /// call more than once.
+    /// Closes the connection (TLS: a close_notify is attempted first), empties the buffers
+    /// and drops the C side's reference. Safe to call more than once.
     public func close() {
-        guard let raw else { return }
-        self.raw = nil
+        guard phase != .closed else { return }
+        let wasOpen = phase == .open
+        phase = .closed
         delegate = nil
-        if let readEvent {
-            event_free(readEvent)
-            self.readEvent = nil
+        resolution?.cancel()
+        resolution = nil
+        if let inputWatch { _ = evbuffer_remove_cb_entry(inputBuffer, inputWatch) }  // 0: it is registered
+        if let outputWatch { _ = evbuffer_remove_cb_entry(outputBuffer, outputWatch) }  // likewise
+        inputWatch = nil
+        outputWatch = nil
+        for event in [readEvent, writeEvent] { if let event { event_free(event) } }
+        readEvent = nil
+        writeEvent = nil
+        if let deferredEvent { event_free(deferredEvent) }
+        deferredEvent = nil
+        if fd >= 0 {
+            if wasOpen { transport.finishSending(fd) }
+            Glibc.close(fd)
+            fd = -1
         }
-        if isTLS, let ssl = bufferevent_openssl_get_ssl(raw) {
-            SSL_set_shutdown(ssl, SSL_RECEIVED_SHUTDOWN)
-            bufferevent_openssl_set_allow_dirty_shutdown(raw, 1)
-        }
-        bufferevent_free(raw)
+        drain(inputBuffer)
+        drain(outputBuffer)
         Unmanaged.passUnretained(self).release()
     }
 
-    /// A plain socket's read event fired: take what the kernel holds (up to the high
-    /// watermark, in `recv`s of up to 64 KiB), then tell the delegate. End of file, errors
-    /// and timeouts stop reading and are reported as libevent's bufferevents report them.
-    fileprivate func readNow(_ what: Int16) {
-        guard let raw, let input = bufferevent_get_input(raw) else { return }
-        if what & FG_EV_TIMEOUT != 0 {
-            readingWanted = false
-            updateReadEvent()
-            delegate?.socket(self, events: [.reading, .timeout])
-            return
+    private func drain(_ buffer: OpaquePointer) {
+        if evbuffer_drain(buffer, evbuffer_get_length(buffer)) != 0 {
+            EventLoopFailures.record("evbuffer_drain failed on close")
         }
-        let fd = bufferevent_getfd(raw)
-        var length = evbuffer_get_length(input)
-        var received = 0
-        var failure: SocketEvents?
-        // The end of a bufferevent's input is frozen except while it is filled.
-        evbuffer_unfreeze(input, 0)
-        while readHigh <= 0 || length < readHigh {
-            let want = readHigh > 0 ? min(Self.maxSingleRead, readHigh - length) : Self.maxSingleRead
-            var vector = iovec()
-            guard evbuffer_reserve_space(input, want, &vector, 1) >= 1, let start = vector.iov_base else {
-                break
-            }
-            let count = recv(fd, start, min(vector.iov_len, want), 0)
-            if count <= 0 {
-                let error = errno
-                vector.iov_len = 0
-                evbuffer_commit_space(input, &vector, 1)
-                if count == 0 {
-                    failure = [.reading, .endOfFile]
-                } else if error != EAGAIN && error != EWOULDBLOCK && error != EINTR {
-                    failure = [.reading, .error]
-                }
-                break
-            }
-            vector.iov_len = count
-            evbuffer_commit_space(input, &vector, 1)
-            length += count
-            received += count
-            if count < want { break }
+    }
+
+    /// Sets TCP_NODELAY. It fails only on sockets that are not TCP (a Unix socket pair in
+    /// tests), where there is no Nagle to turn off.
+    private func disableNagle() {
+        guard fd >= 0, fg_set_nodelay(fd) != 0 else { return }
+        let code = errno
+        if code != EOPNOTSUPP, code != ENOTSUP, code != EPROTONOSUPPORT {
+            EventLoopFailures.record(EventLoopError.system("setsockopt(TCP_NODELAY)", code).message)
         }
-        evbuffer_freeze(input, 0)
-        if let failure, received == 0 {
-            readingWanted = false
-            updateReadEvent()
-            delegate?.socket(self, events: failure)
-            return
-        }
-        // An end of file or error after data is seen again on the next wake-up.
-        updateReadEvent()
-        if received > 0 { delegate?.socketReadable(self) }
     }
-
-    /// Input was consumed: reading resumes below the high watermark.
-    fileprivate func inputShrank() {
-        guard pausedAtWatermark, raw != nil else { return }
-        updateReadEvent()
-    }
-
-    /// Output was added: write it when the current callback returns.
-    fileprivate func outputGrew() {
-        guard writesDirectly, !queuedForWrite, raw != nil else { return }
-        queuedForWrite = true
-        base.pendingWrites.append(self)
-    }
-
-    /// Writes what the kernel takes now. When the output drains, the write event libevent
-    /// armed is cancelled and the delegate hears `socketWritable`, as after libevent's own
-    /// write; otherwise (a full socket buffer, an error) libevent's write event carries on.
-    func writeNow() {
-        queuedForWrite = false
-        guard let raw, writesDirectly, let output = bufferevent_get_output(raw) else { return }
-        let fd = bufferevent_getfd(raw)
-        guard fd >= 0, evbuffer_get_length(output) > 0 else { return }
-        // As libevent's own write callback does: the start of a bufferevent's output is frozen
-        // except while it is written.
-        evbuffer_unfreeze(output, 1)
-        let written = evbuffer_write_atmost(output, fd, Self.maxSingleWrite)
-        evbuffer_freeze(output, 1)
-        guard written > 0, evbuffer_get_length(output) == 0 else { return }
-        fg_bufferevent_stop_writing(UnsafeMutableRawPointer(raw))
-        delegate?.socketWritable(self)
-    }
-
-    fileprivate func readable() { delegate?.socketReadable(self) }
-    fileprivate func writable() { delegate?.socketWritable(self) }
-    fileprivate func event(_ events: Int16) {
-        if SocketEvents(rawValue: events).contains(.connected) { writesDirectly = !isTLS }
-        delegate?.socket(self, events: SocketEvents(rawValue: events))
-    }
-}
-
-private func socket(_ context: UnsafeMutableRawPointer?) -> BufferedSocket {
-    Unmanaged<BufferedSocket>.fromOpaque(context!).takeUnretainedValue()
-}
-
-// The callee may close (and so release) the socket; keep it alive until the call returns.
-// After each callback, the output it queued on any socket of the loop is written directly.
-private func readTrampoline(_ raw: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    let target = socket(context)
-    let base = target.base
-    withExtendedLifetime(target) { target.readable() }
-    base.flushWrites()
-}
-
-private func writeTrampoline(_ raw: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    let target = socket(context)
-    let base = target.base
-    withExtendedLifetime(target) { target.writable() }
-    base.flushWrites()
-}
-
-private func eventTrampoline(_ raw: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
-    let target = socket(context)
-    let base = target.base
-    withExtendedLifetime(target) { target.event(events) }
-    base.flushWrites()
-}
-
-private func readEventTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    let target = socket(context)
-    let base = target.base
-    withExtendedLifetime(target) { target.readNow(what) }
-    base.flushWrites()
-}
-
-private func inputTrampoline(
-    _ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ context: UnsafeMutableRawPointer?
-) {
-    guard let info, info.pointee.n_deleted > 0 else { return }
-    socket(context).inputShrank()
-}
-
-private func outputTrampoline(
-    _ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ context: UnsafeMutableRawPointer?
-) {
-    guard let info, info.pointee.n_added > 0 else { return }
-    socket(context).outputGrew()
 }

@@ -4,7 +4,11 @@ import CLibevent
     import Glibc
 #endif
 
-/// A borrowed view of a libevent `evbuffer` (owned by its bufferevent).
+/// A borrowed view of a libevent `evbuffer` (owned by its socket or an `OwnedEvBuffer`).
+///
+/// The calls below fail only on a frozen buffer (FormGate freezes none) or when memory runs
+/// out; adding then stops the process (as any Swift allocation would), the others record the
+/// failure in `EventLoopFailures`.
 public struct EvBuffer {
     /// The underlying `struct evbuffer *`.
     public let raw: OpaquePointer
@@ -37,24 +41,30 @@ public struct EvBuffer {
 
     /// Removes the first `count` bytes.
     public func drain(_ count: Int) {
-        evbuffer_drain(raw, count)
+        if evbuffer_drain(raw, count) != 0 { EventLoopFailures.record("evbuffer_drain failed") }
     }
 
     /// Moves the first `count` bytes to the end of `other` without copying data.
     public func move(_ count: Int, to other: EvBuffer) {
-        evbuffer_remove_buffer(raw, other.raw, count)
+        if evbuffer_remove_buffer(raw, other.raw, count) < 0 {
+            EventLoopFailures.record("evbuffer_remove_buffer failed")
+        }
     }
 
     /// Moves everything to the end of `other` without copying data.
     public func moveAll(to other: EvBuffer) {
-        evbuffer_add_buffer(other.raw, raw)
+        if evbuffer_add_buffer(other.raw, raw) != 0 { EventLoopFailures.record("evbuffer_add_buffer failed") }
     }
 
     /// Removes and returns the first `count` bytes.
     public func remove(_ count: Int) -> [UInt8] {
         let count = min(count, self.count)
         var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBytes { _ = evbuffer_remove(raw, $0.baseAddress, count) }
+        let removed = bytes.withUnsafeMutableBytes { evbuffer_remove(raw, $0.baseAddress, count) }
+        guard removed == count else {
+            EventLoopFailures.record("evbuffer_remove failed")
+            return Array(bytes.prefix(max(0, Int(removed))))
+        }
         return bytes
     }
 
@@ -82,11 +92,10 @@ public struct EvBuffer {
             }
             remaining -= seen
             if remaining > 0 {
-                if first {
-                    evbuffer_ptr_set(raw, &position, seen, EVBUFFER_PTR_SET)
-                    first = false
-                } else {
-                    evbuffer_ptr_set(raw, &position, seen, EVBUFFER_PTR_ADD)
+                let how = first ? EVBUFFER_PTR_SET : EVBUFFER_PTR_ADD
+                first = false
+                guard evbuffer_ptr_set(raw, &position, seen, how) == 0 else {
+                    return EventLoopFailures.record("evbuffer_ptr_set failed")
                 }
             }
         }

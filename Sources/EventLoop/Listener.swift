@@ -28,6 +28,7 @@ public final class Listener {
     /// Whether the libevent listener is enabled now.
     private var accepting = true
     private var resumeTimer: Timer?
+    private unowned let base: EventBase
 
     /// Binds and listens on `address`.
     ///
@@ -39,6 +40,7 @@ public final class Listener {
         onAcceptError: @escaping (Int32) -> Void = { _ in },
         onAccept: @escaping (Int32, SocketAddress) -> Void
     ) throws(EventLoopError) {
+        self.base = base
         self.onAccept = onAccept
         self.onAcceptError = onAcceptError
         var flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC
@@ -72,10 +74,12 @@ public final class Listener {
         let fd = address.withSockAddr { pointer, _ in
             socket(Int32(pointer.pointee.sa_family), Int32(SOCK_STREAM.rawValue), 0)
         }
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { throw EventLoopError.system("socket for the address probe", errno) }
         defer { Glibc.close(fd) }
         var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            throw EventLoopError.system("setsockopt(SO_REUSEADDR) for the address probe", errno)
+        }
         let result = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
         if result != 0, errno == EADDRINUSE {
             throw EventLoopError(
@@ -107,18 +111,22 @@ public final class Listener {
         let next = wanted && !pausedAfterError
         guard next != accepting else { return }
         accepting = next
-        _ = next ? evconnlistener_enable(listener) : evconnlistener_disable(listener)
+        if (next ? evconnlistener_enable(listener) : evconnlistener_disable(listener)) != 0 {
+            EventLoopFailures.record("evconnlistener_\(next ? "enable" : "disable") failed")
+        }
     }
 
     fileprivate func accept(_ fd: Int32, _ address: SocketAddress) {
-        onAccept(fd, address)
+        base.dispatch { onAccept(fd, address) }
     }
 
     fileprivate func acceptFailed(_ error: Int32) {
-        pausedAfterError = true
-        apply()
-        resumeTimer?.schedule(milliseconds: Self.errorPauseMilliseconds)
-        onAcceptError(error)
+        base.dispatch {
+            pausedAfterError = true
+            apply()
+            resumeTimer?.schedule(milliseconds: Self.errorPauseMilliseconds)
+            onAcceptError(error)
+        }
     }
 }
 

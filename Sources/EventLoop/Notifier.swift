@@ -1,15 +1,19 @@
 import CLibevent
 
-/// Wakes a loop from another thread: `notify()` (thread-safe, as `EventBase.enableThreads`
-/// turned on libevent's locking) runs the callback on the loop's thread.
+/// Wakes a loop from another thread: `notify()` (thread-safe, as `EventBase` turned on
+/// libevent's locking) runs the callback on the loop's thread.
 public final class Notifier: @unchecked Sendable {
     private var event: OpaquePointer?
+    private unowned let base: EventBase
     private let callback: () -> Void
 
     /// Creates a notifier on `base`; create it on the loop's thread.
     public init(base: EventBase, _ callback: @escaping () -> Void) {
+        self.base = base
         self.callback = callback
         event = event_new(base.raw, -1, 0, notifierTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        // event_new fails only when malloc does; notify() then does nothing, and says so.
+        if event == nil { EventLoopFailures.record("event_new(notifier) failed") }
     }
 
     deinit {
@@ -21,7 +25,7 @@ public final class Notifier: @unchecked Sendable {
         if let event { event_active(event, Int32(FG_EV_READ), 0) }
     }
 
-    fileprivate func fire() { callback() }
+    fileprivate func fire() { base.dispatch(callback) }
 }
 
 private func notifierTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {

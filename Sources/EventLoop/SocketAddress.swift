@@ -95,20 +95,22 @@ public struct SocketAddress: Sendable, CustomStringConvertible, Equatable {
     public var host: String {
         withSockAddr { pointer, _ in
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+            let converted: Bool
             switch Int32(pointer.pointee.sa_family) {
             case AF_INET:
-                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                converted = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var raw = address.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                    return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil
                 }
             case AF_INET6:
-                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                converted = pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var raw = address.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                    return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil
                 }
             default:
-                return "unknown"
+                converted = false
             }
+            guard converted else { return "unknown" }
             return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }

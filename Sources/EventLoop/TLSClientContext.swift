@@ -14,8 +14,11 @@ public final class TLSClientContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw EventLoopError("SSL_CTX_new failed")
         }
+        // From here on a throw runs deinit, which frees the context.
         self.context = context
-        _ = fg_ssl_ctx_min_tls12(context)
+        guard fg_ssl_ctx_min_tls12(context) == 1 else {
+            throw EventLoopError("SSL_CTX_set_min_proto_version failed")
+        }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         if let caFile {
             guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
@@ -36,6 +39,7 @@ public final class TLSClientContext {
     /// certificate's name or IP address.
     func makeSSL(host: String) throws(EventLoopError) -> OpaquePointer {
         guard let ssl = SSL_new(context) else { throw EventLoopError("SSL_new failed") }
+        SSL_set_connect_state(ssl)
         let isAddress =
             host.allSatisfy { $0.isHexDigit || $0 == "." || $0 == ":" }
             && (host.contains(".") || host.contains(":"))
@@ -46,8 +50,7 @@ public final class TLSClientContext {
                 throw EventLoopError("bad upstream address \(host)")
             }
         } else {
-            _ = fg_ssl_set_sni(ssl, host)
-            guard SSL_set1_host(ssl, host) == 1 else {
+            guard fg_ssl_set_sni(ssl, host) == 1, SSL_set1_host(ssl, host) == 1 else {
                 SSL_free(ssl)
                 throw EventLoopError("bad upstream host \(host)")
             }

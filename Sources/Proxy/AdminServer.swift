@@ -21,7 +21,12 @@ final class AdminServer: @unchecked Sendable {
         self.metrics = metrics
         self.upstream = Mutex(upstream)
         listener = try Listener(base: base, address: address, reusePort: false) { [unowned self] fd, _ in
-            guard let socket = try? BufferedSocket.accepted(base: self.base, fd: fd) else { return }
+            let socket: BufferedSocket
+            do throws(EventLoopError) {
+                socket = try BufferedSocket.accepted(base: self.base, fd: fd)
+            } catch {
+                return ErrorLog.shared.write(.warn, "admin: cannot take a connection: \(error)")
+            }
             let connection = AdminConnection(socket: socket, server: self)
             self.connections[ObjectIdentifier(connection)] = connection
         }

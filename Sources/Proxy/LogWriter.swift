@@ -1,3 +1,4 @@
+import EventLoop
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,7 +7,9 @@ import Synchronization
 
 /// Writes log lines on its own thread so a slow disk or a full pipe never stalls an event
 /// loop: loops enqueue into a bounded buffer (4 MiB) and a line that does not fit is dropped
-/// and counted. `reopen()` (SIGUSR1) reopens a file destination, for logrotate.
+/// and counted. `reopen()` (SIGUSR1) reopens a file destination, for logrotate. When the
+/// thread cannot be started, the reason is written once to stderr and every line is dropped
+/// and counted.
 final class LogWriter: @unchecked Sendable {
     private struct Queue {
         var lines: [[UInt8]] = []
@@ -21,7 +24,7 @@ final class LogWriter: @unchecked Sendable {
     private let path: String?
     private var descriptor: Int32
     private let wakeup: UnsafeMutablePointer<sem_t>
-    private var thread = pthread_t()
+    private var thread: EventLoopThread?
 
     /// `stdout`, `stderr`, `off` or a file path (opened for appending, created 0644).
     init(destination: String) {
@@ -40,20 +43,19 @@ final class LogWriter: @unchecked Sendable {
             descriptor = open(destination, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         }
         wakeup = .allocate(capacity: 1)
-        sem_init(wakeup, 0, 0)
         guard descriptor >= 0 || path != nil else { return }
-        let box = Unmanaged.passRetained(self)
-        pthread_create(
-            &thread, nil,
-            { context in
-                let writer = Unmanaged<LogWriter>.fromOpaque(context!).takeRetainedValue()
-                writer.run()
-                return nil
-            }, box.toOpaque())
+        do throws(EventLoopError) {
+            guard sem_init(wakeup, 0, 0) == 0 else { throw EventLoopError("sem_init failed") }
+            thread = try EventLoopThread.start(name: "formgate-log") { [self] in run() }
+        } catch {
+            let note =
+                "formgate: cannot start the log writer for \(destination) (\(error)); its lines are dropped\n"
+            _ = Glibc.write(2, note, note.utf8.count)  // best effort: nowhere else to say it
+        }
     }
 
     /// Whether lines are written at all.
-    var isEnabled: Bool { descriptor >= 0 || path != nil }
+    var isEnabled: Bool { (descriptor >= 0 || path != nil) && thread != nil }
 
     /// Queues one line (a trailing newline is added); never blocks on I/O.
     func enqueue(_ line: String) {
@@ -62,7 +64,11 @@ final class LogWriter: @unchecked Sendable {
 
     /// Queues one line given as bytes (without its line break).
     func enqueue(_ line: [UInt8]) {
-        guard isEnabled else { return }
+        guard descriptor >= 0 || path != nil else { return }
+        guard thread != nil else {
+            queue.withLock { $0.dropped += 1 }
+            return
+        }
         var bytes = line
         bytes.append(0x0A)
         let accepted = queue.withLock { queue -> Bool in
@@ -74,7 +80,7 @@ final class LogWriter: @unchecked Sendable {
             queue.bytes += bytes.count
             return true
         }
-        if accepted { sem_post(wakeup) }
+        if accepted { wake() }
     }
 
     /// Lines dropped because the buffer was full.
@@ -83,19 +89,28 @@ final class LogWriter: @unchecked Sendable {
     /// Reopens the file (after logrotate moved it); lines queued before go to the old one.
     func reopen() {
         queue.withLock { $0.reopen = true }
-        sem_post(wakeup)
+        wake()
     }
 
     /// Writes what is queued and stops the thread.
     func flushAndStop() {
+        guard let thread else { return }
         queue.withLock { $0.stopping = true }
-        sem_post(wakeup)
-        pthread_join(thread, nil)
+        wake()
+        thread.join()
+    }
+
+    /// Wakes the thread. sem_post fails only past SEM_VALUE_MAX pending posts, when the
+    /// thread is awake anyway.
+    private func wake() {
+        guard thread != nil else { return }
+        _ = sem_post(wakeup)
     }
 
     private func run() {
         while true {
-            sem_wait(wakeup)
+            // sem_wait fails only with EINTR (a signal): the loop looks at the queue again.
+            _ = sem_wait(wakeup)
             let (lines, reopen, stopping) = queue.withLock { queue in
                 defer {
                     queue.lines.removeAll(keepingCapacity: true)

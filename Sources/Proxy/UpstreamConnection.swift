@@ -85,7 +85,7 @@ final class UpstreamPool {
         -> UpstreamConnection
     {
         while let connection = idle[target]?.popLast() {
-            guard connection.socket.raw != nil else { continue }
+            guard connection.socket.isOpen else { continue }
             connection.owner = owner
             connection.socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
             reused += 1
@@ -121,7 +121,7 @@ final class UpstreamPool {
     /// Returns a connection whose exchange ended cleanly, for reuse.
     func release(_ connection: UpstreamConnection) {
         connection.owner = nil
-        guard connection.socket.raw != nil, idle[connection.target, default: []].count < maxIdlePerUpstream
+        guard connection.socket.isOpen, idle[connection.target, default: []].count < maxIdlePerUpstream
         else {
             connection.close()
             return

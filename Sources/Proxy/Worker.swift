@@ -220,7 +220,7 @@ final class Worker {
 /// The running proxy: one `Worker` per configured event loop, each on its own thread.
 public final class ProxyServer: @unchecked Sendable {
     private var workers: [Worker] = []
-    private var threads: [pthread_t] = []
+    private var threads: [EventLoopThread] = []
     let config: ServerConfig
     /// Counters for `/metrics`.
     let metrics: Metrics
@@ -228,6 +228,7 @@ public final class ProxyServer: @unchecked Sendable {
 
     /// Binds every worker's listener (so errors surface before serving).
     public init(config: ServerConfig) throws(EventLoopError) {
+        EventLoopFailures.setReporter { ErrorLog.shared.write(.warn, $0) }
         self.config = config
         let count = config.effectiveWorkers
         let log = AccessLog(destination: config.accessLog)
@@ -254,36 +255,26 @@ public final class ProxyServer: @unchecked Sendable {
     public var address: SocketAddress? { workers.first?.address }
 
     private var admin: AdminServer?
-    private var adminThread: pthread_t?
+    private var adminThread: EventLoopThread?
 
     /// The admin listener's address, when `admin:` is set.
     public var adminAddress: SocketAddress? { admin?.address }
 
-    /// Starts each worker's loop on its own thread (and the admin listener's).
-    public func start() {
+    /// Starts each worker's loop on its own thread (`formgate-w0`, …) and the admin
+    /// listener's (`formgate-admin`).
+    ///
+    /// - Throws: `EventLoopError` when a thread cannot be started; the loops already started
+    ///   keep running (`stop()` ends them).
+    public func start() throws(EventLoopError) {
         if let admin {
-            let box = Unmanaged.passRetained(admin)
-            var thread = pthread_t()
-            pthread_create(
-                &thread, nil,
-                { context in
-                    let admin = Unmanaged<AdminServer>.fromOpaque(context!).takeRetainedValue()
-                    admin.base.run()
-                    return nil
-                }, box.toOpaque())
-            adminThread = thread
+            adminThread = try EventLoopThread.start(name: "formgate-admin") { admin.base.run() }
         }
-        for worker in workers {
-            let box = Unmanaged.passRetained(WorkerBox(worker, server: self))
-            var thread = pthread_t()
-            pthread_create(
-                &thread, nil,
-                { context in
-                    let box = Unmanaged<WorkerBox>.fromOpaque(context!).takeRetainedValue()
-                    box.worker.run()
-                    box.server.workerFinished()
-                    return nil
-                }, box.toOpaque())
+        for (index, worker) in workers.enumerated() {
+            let handoff = WorkerHandoff(worker: worker)
+            let thread = try EventLoopThread.start(name: "formgate-w\(index)") { [self] in
+                handoff.worker.run()
+                workerFinished()
+            }
             threads.append(thread)
         }
     }
@@ -291,7 +282,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// Stops every loop and waits for the threads.
     public func stop() {
         for worker in workers { worker.stop() }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         threads.removeAll()
     }
 
@@ -328,7 +319,7 @@ public final class ProxyServer: @unchecked Sendable {
             if monotonicMilliseconds() > deadline { return false }
             usleep(20_000)
         }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         threads.removeAll()
         return true
     }
@@ -340,13 +331,10 @@ public final class ProxyServer: @unchecked Sendable {
     }
 }
 
-private final class WorkerBox {
+/// Hands a worker to the thread that runs its loop. Other threads reach the worker only
+/// through `send(_:)` and `stop()`, which are safe from any thread.
+private struct WorkerHandoff: @unchecked Sendable {
     let worker: Worker
-    let server: ProxyServer
-    init(_ worker: Worker, server: ProxyServer) {
-        self.worker = worker
-        self.server = server
-    }
 }
 
 func monotonicMilliseconds() -> Int64 {

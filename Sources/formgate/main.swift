@@ -155,10 +155,10 @@ func runProxy(_ arguments: [String]) -> Never {
     let server: ProxyServer
     do throws(EventLoopError) {
         server = try ProxyServer(config: config)
+        try server.start()
     } catch {
         fail("\(error)")
     }
-    server.start()
     let log = ErrorLog.shared
     log.write(
         .info,

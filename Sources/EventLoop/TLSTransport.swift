@@ -1,0 +1,135 @@
+import CCrypto
+import CLibevent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// TLS over a connected socket with OpenSSL's `SSL_read`/`SSL_write` on the descriptor:
+/// `WANT_READ`/`WANT_WRITE` become `.blocked`, a write that must be repeated is repeated with
+/// the same bytes, and the first failure keeps OpenSSL's reason for `tlsError`. The `SSL`
+/// comes from `TLSClientContext` (connect, SNI and verification) or `TLSServerContext`
+/// (accept); the transport frees it.
+final class TLSTransport: SocketTransport {
+    private let ssl: OpaquePointer
+    /// The length of a write that returned WANT_READ/WANT_WRITE: OpenSSL needs it repeated.
+    private var retryLength = 0
+    private var handshakeDone = false
+    private var failed = false
+    /// OpenSSL's packed error code of the first failure.
+    private var errorCode: UInt = 0
+    /// The largest plaintext record (TLS's 16 KiB).
+    static let recordSize = 16 * 1024
+
+    /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting.
+    init(ssl: OpaquePointer) {
+        self.ssl = ssl
+        // SSL_set_mode returns the new mode bits; it cannot fail.
+        _ = SSL_ctrl(
+            ssl, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
+    }
+
+    func attach(_ fd: Int32) throws(EventLoopError) {
+        guard SSL_set_fd(ssl, fd) == 1 else {
+            throw EventLoopError("SSL_set_fd failed")
+        }
+    }
+
+    deinit {
+        SSL_free(ssl)
+    }
+
+    var isTLS: Bool { true }
+    var hasBufferedInput: Bool { !failed && SSL_has_pending(ssl) == 1 }
+
+    var failureDescription: String? {
+        guard errorCode != 0 else {
+            if failed, handshakeDone == false { return "handshake failed" }
+            return nil
+        }
+        var text = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(errorCode, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func handshake(_ fd: Int32) -> TransportStatus {
+        guard !handshakeDone else { return .moved(0, drained: true) }
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            handshakeDone = true
+            return .moved(0, drained: true)
+        }
+        return status(of: result)
+    }
+
+    func read(_ fd: Int32, into buffer: OpaquePointer, limit: Int) -> TransportStatus {
+        let want = min(limit, Self.recordSize)
+        var vector = iovec()
+        guard evbuffer_reserve_space(buffer, want, &vector, 1) >= 1, let start = vector.iov_base else {
+            return .failed(code: ENOMEM)
+        }
+        ERR_clear_error()
+        let count = SSL_read(ssl, start, Int32(min(vector.iov_len, want)))
+        vector.iov_len = Int(max(count, 0))
+        // Committing the reservation just made (possibly with nothing in it) cannot fail.
+        _ = evbuffer_commit_space(buffer, &vector, 1)
+        return count > 0 ? .moved(Int(count), drained: false) : status(of: count)
+    }
+
+    func write(_ fd: Int32, from buffer: OpaquePointer, limit: Int) -> TransportStatus {
+        var vector = iovec()
+        guard evbuffer_peek(buffer, -1, nil, &vector, 1) >= 1, let start = vector.iov_base else {
+            return .moved(0, drained: true)
+        }
+        let length = retryLength > 0 ? retryLength : min(vector.iov_len, limit)
+        guard length <= vector.iov_len else {
+            // The bytes of an interrupted write left the buffer: the stream is broken.
+            failed = true
+            return .failed(code: EPIPE)
+        }
+        ERR_clear_error()
+        let count = SSL_write(ssl, start, Int32(length))
+        guard count > 0 else {
+            let result = status(of: count)
+            if case .blocked = result { retryLength = length }
+            return result
+        }
+        retryLength = 0
+        // Draining bytes that are there cannot fail.
+        _ = evbuffer_drain(buffer, Int(count))
+        return .moved(Int(count), drained: false)
+    }
+
+    func finishSending(_ fd: Int32) {
+        guard handshakeDone, !failed else { return }
+        ERR_clear_error()
+        // One non-blocking attempt: close_notify goes out if the kernel takes it; a peer that
+        // never reads it loses nothing (the connection ends either way), so the result is not
+        // waited for.
+        _ = SSL_shutdown(ssl)
+    }
+
+    /// What a non-positive `SSL_*` return means.
+    private func status(of result: Int32) -> TransportStatus {
+        let code = errno
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ:
+            return .blocked(.readable)
+        case SSL_ERROR_WANT_WRITE:
+            return .blocked(.writable)
+        case SSL_ERROR_ZERO_RETURN:
+            return .endOfFile
+        case SSL_ERROR_SYSCALL:
+            failed = true
+            errorCode = ERR_get_error()
+            // An end of file without close_notify is an error, as before: a response framed
+            // by the close could have been cut off.
+            return .failed(code: code == 0 ? ECONNRESET : code)
+        default:
+            failed = true
+            errorCode = ERR_get_error()
+            return .failed(code: EPROTO)
+        }
+    }
+}
