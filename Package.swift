@@ -58,7 +58,8 @@ let package = Package(
             dependencies: ["HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing", "CCrypto"],
             swiftSettings: strict),
         .executableTarget(
-            name: "formgate", dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop"],
+            name: "formgate",
+            dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop", "UploadRules"],
             swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",

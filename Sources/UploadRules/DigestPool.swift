@@ -3,9 +3,10 @@
 #endif
 
 /// Threads that hash the blocks of large parts for every loop's `DigestQueue`: one block at a
-/// time per part, in order, the parts in line taking turns block by block. Nothing here waits for a loop thread, and a loop thread never waits
-/// here: its calls take the lock for bookkeeping only (never while a block is hashed), queue a
-/// block whatever is queued already, and learn of progress through its queue's signal.
+/// time per part, in order, the parts in line taking turns block by block. Nothing here waits
+/// for a loop thread, and a loop thread never waits here: its calls take the lock for
+/// bookkeeping only (never while a block is hashed), queue a block whatever is queued already,
+/// and learn of progress through its queue's signal.
 ///
 /// At most one part per thread is admitted at a time, and none while its queue is backed up:
 /// with many large uploads at once the threads are busy anyway, and the rest hash inline rather
@@ -42,7 +43,7 @@ public final class DigestPool: @unchecked Sendable {
     }
 
     /// Runs `body` under the pool's lock (bookkeeping only: it must not block).
-    func locked<Result>(_ body: () -> Result) -> Result {
+    func locked<Value>(_ body: () -> Value) -> Value {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
         return body()

@@ -17,8 +17,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// Why the rules refused the request (a reason, not a status).
     public typealias Refusal = RuleRefusal
 
-    /// Where the re-encoded body goes; may be replaced between feeds (never while holding
-    /// bytes meant for it).
+    /// Where the re-encoded body goes; may be replaced between feeds by a sink that continues
+    /// the same stream (held bytes go to the sink set when `resume()` releases them).
     public var sink: Sink {
         get { output.sink }
         set { output.sink = newValue }

@@ -5,6 +5,7 @@ import DemoUpstream
 import EventLoop
 import Proxy
 import ProxyCore
+import UploadRules
 
 #if canImport(Glibc)
     import Glibc
@@ -95,6 +96,17 @@ func runDemoUpstream(_ arguments: [String]) -> Never {
     } catch {
         fail("\(error)")
     }
+}
+
+/// The hashing threads every worker's digests share (one per core), started by `startThread`
+/// (`EventLoopThread.start`); `FORMGATE_TEST_HASHING_GATE` holds them at a FIFO (a test hook).
+func makeDigestPool<Failure: Error>(
+    startThread: (_ name: String, _ body: @escaping @Sendable () -> Void) throws(Failure) -> Void
+) throws(Failure) -> DigestPool {
+    let gate = HashingGate.fromEnvironment()
+    return try DigestPool(
+        threads: max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), beforeFirstBlock: gate.map { $0.pass },
+        startThread: startThread)
 }
 
 /// Raises the soft RLIMIT_NOFILE to the hard limit (as Go's runtime does; nginx has

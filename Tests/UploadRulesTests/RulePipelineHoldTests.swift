@@ -72,7 +72,7 @@ import Testing
         #expect(pipeline.isHolding)
         // The sink has everything up to the end of `a`'s content, and not one byte more.
         let endOfA = try #require(Self.range(of: a, in: expected.sink.bytes)).upperBound
-        #expect(pipeline.sink.bytes == Array(expected.sink.bytes[..<endOfA]))
+        Self.expectSame(pipeline.sink.bytes, Array(expected.sink.bytes[..<endOfA]))
         // The held bytes are the rest but the digest values, and are reported as such.
         let values = expected.records.flatMap(\.digests).reduce(0) { $0 + $1.1.utf8.count }
         #expect(pipeline.heldBytes == expected.sink.bytes.count - endOfA - values)
@@ -97,7 +97,7 @@ import Testing
         #expect(pipeline.pendingHolds.isEmpty)
         #expect(!pipeline.isHolding)
         #expect(pipeline.heldBytes == 0)
-        #expect(pipeline.sink.bytes == expected.sink.bytes)
+        Self.expectSame(pipeline.sink.bytes, expected.sink.bytes)
         #expect(pipeline.records.map { $0.digests.map(\.1) } == expected.records.map { $0.digests.map(\.1) })
         // Writes go straight to the sink again.
         released = pipeline.resume()
@@ -123,7 +123,7 @@ import Testing
         #expect(released)
         #expect(!pipeline.isHolding)
         // `a`'s digest fields went out, then `b`'s first bytes.
-        #expect(pipeline.sink.bytes == Array(expected.sink.bytes[..<pipeline.sink.bytes.count]))
+        Self.expectSame(pipeline.sink.bytes, Array(expected.sink.bytes[..<pipeline.sink.bytes.count]))
         #expect(pipeline.records[0].digests.map(\.1) == expected.records[0].digests.map(\.1))
         try parser.feed(Array(body[(endOfA + 1000)...]), into: &pipeline)
         try parser.finish(into: &pipeline)
@@ -131,7 +131,55 @@ import Testing
         Hashing.drain(pool)
         released = pipeline.resume()
         #expect(released)
-        #expect(pipeline.sink.bytes == expected.sink.bytes)
+        Self.expectSame(pipeline.sink.bytes, expected.sink.bytes)
+    }
+
+    /// Seeded random reads, hashing progress and `resume()` calls: at every step the sink holds
+    /// a prefix of the inline pipeline's output, and at the end all of it.
+    @Test(arguments: 0..<12)
+    func randomInterleavingsGiveTheInlineOutput(seed: UInt64) throws {
+        // xorshift64, seeded: the same interleavings on every run.
+        var state = (seed &+ 1) &* 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        // `b` is offloaded too, and may end while `a` is still held.
+        let input = Self.body(
+            a: Self.content(10 * Self.block + 3, 12), b: Self.content(6 * Self.block + 7, 13))
+        let expected = try Self.inline(input).sink.bytes
+        let pool = Hashing.manualPool(threads: 2)
+        let queue = DigestQueue(pool: pool, highMark: 64 * Self.block, signal: {})
+        var pipeline = Self.pipeline(queue)
+        var parser = try MultipartParser(boundary: "x")
+        var checked = 0
+        func check(_ pipeline: RulePipeline<ByteArraySink>) {
+            let sent = pipeline.sink.bytes
+            #expect(sent.count <= expected.count)
+            Self.expectSame(
+                Array(sent[checked...]), Array(expected[checked..<min(sent.count, expected.count)]))
+            checked = sent.count
+        }
+        var start = 0
+        while start < input.count {
+            let end = min(input.count, start + Int(next() % 200_000) + 1)
+            try parser.feed(Array(input[start..<end]), into: &pipeline)
+            start = end
+            for _ in 0..<(next() % 4) { _ = pool.hashNextBlock() }
+            if next() % 2 == 0 { pipeline.resume() }
+            check(pipeline)
+        }
+        try parser.finish(into: &pipeline)
+        while pool.hashNextBlock() {
+            if next() % 2 == 0 { pipeline.resume() }
+            check(pipeline)
+        }
+        pipeline.resume()
+        check(pipeline)
+        #expect(!pipeline.isHolding)
+        Self.expectSame(pipeline.sink.bytes, expected)
     }
 
     /// Under the offload threshold (1 MiB), a part is hashed inline and never held, even with
@@ -149,7 +197,7 @@ import Testing
         #expect(pipeline.pendingHolds.isEmpty)
         #expect(queue.queued == 0)
         #expect(!pool.hashNextBlock())
-        #expect(pipeline.sink.bytes == expected.sink.bytes)
+        Self.expectSame(pipeline.sink.bytes, expected.sink.bytes)
     }
 
     /// The loop's side: it stops reading while `wantsPause` (the queue is backed up), and
@@ -189,7 +237,7 @@ import Testing
         #expect(mostQueued <= queue.highMark + Self.block)
         // One read past the watermark, and the framing of the parts that read ends.
         #expect(mostHeld <= watermark + read + 512)
-        #expect(pipeline.sink.bytes == expected.sink.bytes)
+        Self.expectSame(pipeline.sink.bytes, expected.sink.bytes)
     }
 
     /// A verdict on a hold: `refuse` discards what is held and names its reason; `release` of
@@ -262,6 +310,20 @@ import Testing
         rules.sniff = RuleSet.SniffRule(bytes: 64, policy: .rejectMismatch)
         rules.allowTypes = []
         #expect(try refusal(rules, file, type: "image/png")?.reason == .typeMismatch)
+    }
+
+    /// Expects two outputs to be equal; a difference is reported by its offset and the two
+    /// lengths (the outputs are megabytes: `#expect` would print them).
+    static func expectSame(
+        _ output: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard output != expected else { return }
+        let offset =
+            zip(output, expected).enumerated().first { $1.0 != $1.1 }?.offset
+            ?? min(output.count, expected.count)
+        Issue.record(
+            "the output differs at byte \(offset) (\(output.count) bytes, expected \(expected.count))",
+            sourceLocation: sourceLocation)
     }
 
     /// Whether the hold's digests are computed (`resume()` may have read them already).
