@@ -3,7 +3,7 @@ public import EventLoop
 import HTTPCore
 import ProxyCore
 import Synchronization
-import UploadRules
+public import UploadRules
 
 #if canImport(Glibc)
     import Glibc
@@ -227,7 +227,11 @@ public final class ProxyServer: @unchecked Sendable {
     private let accessLog: AccessLog
 
     /// Binds every worker's listener (so errors surface before serving).
-    public init(config: ServerConfig) throws(EventLoopError) {
+    ///
+    /// - Parameter digestPool: the hashing threads every worker's digests share (each worker
+    ///   queues into them and hears of progress through its notifier); without a pool, digests
+    ///   are computed on the loop threads.
+    public init(config: ServerConfig, digestPool: DigestPool? = nil) throws(EventLoopError) {
         EventLoopFailures.setReporter { ErrorLog.shared.write(.warn, $0) }
         self.config = config
         let count = config.effectiveWorkers
@@ -240,7 +244,8 @@ public final class ProxyServer: @unchecked Sendable {
         try Listener.checkAvailable(address)
         for _ in 0..<count {
             let worker = try Worker(
-                config: config, workers: count, log: log, metrics: metrics, address: address)
+                config: config, workers: count, log: log, metrics: metrics, address: address,
+                digestPool: digestPool)
             // With port 0 the first listener picks a port; the others join it (SO_REUSEPORT).
             if let bound = worker.address { address = bound }
             workers.append(worker)

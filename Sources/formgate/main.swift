@@ -166,7 +166,10 @@ func runProxy(_ arguments: [String]) -> Never {
     pthread_sigmask(SIG_BLOCK, &signals, nil)
     let server: ProxyServer
     do throws(EventLoopError) {
-        server = try ProxyServer(config: config)
+        let hashing = try makeDigestPool { name, body throws(EventLoopError) in
+            _ = try EventLoopThread.start(name: name, body)
+        }
+        server = try ProxyServer(config: config, digestPool: hashing)
         try server.start()
     } catch {
         fail("\(error)")
