@@ -169,40 +169,40 @@ final class Worker {
                 if let limit = record.failure?.limit { state.limitRejections[limit, default: 0] += 1 }
             }
         }
-        let parts = record.multipart?.parts ?? []
-        let route = record.route ?? "none"
-        let failure = record.failure
-        metrics.update { state in
-            state.uploadsInFlight -= 1
-            state.requests[route + "\u{1F}" + String(record.status), default: 0] += 1
-            state.bytesIn += Int(record.bytesIn)
-            state.bytesOut += Int(record.bytesOut)
-            state.parts += parts.count
-            state.files += record.multipart?.files ?? 0
-            let renamed = parts.filter(\.renamed).count
-            let dropped = parts.filter(\.dropped).count
-            let overrides = parts.filter {
-                $0.sniffedType != nil && $0.contentType == $0.sniffedType && $0.declaredType != $0.sniffedType
-            }.count
-            let injected = record.multipart?.injected.count ?? 0
-            if renamed > 0 { state.ruleActions["renamed", default: 0] += renamed }
-            if dropped > 0 { state.ruleActions["dropped", default: 0] += dropped }
-            if injected > 0 { state.ruleActions["injected", default: 0] += injected }
-            if overrides > 0 { state.ruleActions["sniff_override", default: 0] += overrides }
-            if failure?.kind == .unsupportedMediaType { state.ruleActions["type_rejected", default: 0] += 1 }
-            if let limit = failure?.limit { state.limitRejections[limit, default: 0] += 1 }
-            for flag in record.multipart?.anomalies ?? [] { state.anomalies[flag, default: 0] += 1 }
-            switch failure?.kind {
-            case .upstreamUnreachable?: state.upstreamErrors["unreachable", default: 0] += 1
-            case .upstreamTimeout?: state.upstreamErrors["timeout", default: 0] += 1
-            case .upstreamBroken?: state.upstreamErrors["broken", default: 0] += 1
-            default: break
-            }
-            state.requestDuration.observe(Double(record.finishedAt - record.startedAt) / 1000)
-            if let upstream = record.upstreamMilliseconds {
-                state.upstreamDuration.observe(Double(upstream) / 1000)
+        metrics.requestEnded(Self.metricsRecord(record))
+    }
+
+    /// What one finished exchange adds to the metrics (counted under one lock, no key string).
+    private static func metricsRecord(_ record: AccessRecord) -> Metrics.RequestRecord {
+        var entry = Metrics.RequestRecord(
+            route: record.route ?? "none", status: record.status, bytesIn: record.bytesIn,
+            bytesOut: record.bytesOut, seconds: Double(record.finishedAt - record.startedAt) / 1000,
+            upstreamSeconds: record.upstreamMilliseconds.map { Double($0) / 1000 })
+        if let multipart = record.multipart {
+            entry.parts = multipart.parts.count
+            entry.files = multipart.files
+            entry.injected = multipart.injected.count
+            entry.anomalies = multipart.anomalies
+            for part in multipart.parts {
+                if part.renamed { entry.renamed += 1 }
+                if part.dropped { entry.dropped += 1 }
+                if part.sniffedType != nil, part.contentType == part.sniffedType,
+                    part.declaredType != part.sniffedType
+                {
+                    entry.sniffOverrides += 1
+                }
             }
         }
+        let failure = record.failure
+        entry.typeRejected = failure?.kind == .unsupportedMediaType
+        entry.limit = failure?.limit
+        switch failure?.kind {
+        case .upstreamUnreachable?: entry.upstreamError = "unreachable"
+        case .upstreamTimeout?: entry.upstreamError = "timeout"
+        case .upstreamBroken?: entry.upstreamError = "broken"
+        default: break
+        }
+        return entry
     }
 
     /// Runs the loop on the calling thread until `stop()`.

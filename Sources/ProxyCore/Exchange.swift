@@ -108,7 +108,7 @@ public struct Exchange<Sink: RequestBodySink> {
         self.head = head
         self.settings = settings
         self.client = client
-        let route = settings.routes.match(path: head.routingPath, host: head.headers.first("Host") ?? [])
+        let route = settings.routes.match(path: head.routingPath, host: head.headers.firstValue("Host") ?? [])
         self.route = route
         self.requestID =
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 } ?? requestID

@@ -50,9 +50,12 @@ extension HTTP1ConnectionStateMachine {
     /// checked or set. Each drop counts as the rule action `drop_underscore_header`.
     func dropUnderscoreFields(_ head: inout RequestHead, _ actions: inout ActionBuffer) {
         guard !settings.underscoresInHeaders else { return }
-        let dropped = head.headers.reduce(0) { $0 + ($1.name.contains(UInt8(ascii: "_")) ? 1 : 0) }
+        var dropped = 0
+        head.headers.forEachField { name, _ in
+            if name.contains(UInt8(ascii: "_")) { dropped += 1 }
+        }
         guard dropped > 0 else { return }
-        head.headers.removeAll { $0.name.contains(UInt8(ascii: "_")) }
+        head.headers.removeFields(whereName: { $0.contains(UInt8(ascii: "_")) })
         actions.append(.droppedUnderscoreFields(dropped))
     }
 

@@ -10,7 +10,7 @@ enum HeadChecks {
         -> Result<MediaType?, ProxyError>
     {
         var multipartType: MediaType?
-        if let route, route.rewritesMultipart, let value = head.headers.first("Content-Type") {
+        if let route, route.rewritesMultipart, let value = head.headers.firstValue("Content-Type") {
             guard let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
                 head.headers.count(of: "Content-Type") == 1
             else {

@@ -40,28 +40,28 @@ public enum UpstreamRequestHead {
         client: [UInt8], framing: Framing
     ) -> RequestHead {
         var headers = request.headers
-        let originalHost = headers.first("Host")
+        let originalHost = headers.firstValue("Host")
         headers.removeHopByHop()
-        headers.removeAll { field in
-            replacedRequestFields.contains { asciiCaseInsensitiveEquals(field.name, $0) }
-        }
+        headers.removeFields(whereName: { name in
+            replacedRequestFields.contains { asciiCaseInsensitiveEquals(name, $0) }
+        })
         if let boundary {
-            headers.set(HeaderFields.Field(name: contentTypeName, value: multipartPrefix + boundary))
+            headers.set(name: contentTypeName, value: multipartPrefix + boundary)
         }
         var forwarded: [UInt8] = []
-        let earlier = headers.first("X-Forwarded-For")
+        let earlier = headers.firstValue("X-Forwarded-For")
         forwarded.reserveCapacity((earlier?.count ?? 0) + 2 + client.count)
         if let earlier {
             forwarded.append(contentsOf: earlier)
             forwarded.append(contentsOf: listSeparator)
         }
         forwarded.append(contentsOf: client)
-        headers.set(HeaderFields.Field(name: forwardedForName, value: forwarded))
-        headers.set(HeaderFields.Field(name: forwardedProtoName, value: http))
+        headers.set(name: forwardedForName, value: forwarded)
+        headers.set(name: forwardedProtoName, value: http)
         if let originalHost {
-            headers.append(HeaderFields.Field(name: forwardedHostName, value: originalHost))
+            headers.append(name: forwardedHostName, value: originalHost)
         }
-        headers.set(HeaderFields.Field(name: requestIDName, value: Array(requestID.utf8)))
+        headers.set(name: requestIDName, value: requestID.utf8)
         if let route {
             for name in route.removeHeaders { headers.removeAll(named: name) }
             for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
@@ -76,10 +76,12 @@ public enum UpstreamRequestHead {
                 headers.append(name: "Content-Length", value: "0")
             }
         }
+        // Host first, then the fields in order, copied into one buffer (no `Field` per field).
         var ordered = HeaderFields()
         ordered.reserveCapacity(headers.count + 1)
-        ordered.append(HeaderFields.Field(name: hostName, value: target.authorityBytes))
-        for field in headers { ordered.append(field) }
+        ordered.reserveByteCapacity(headers.serializedCount + hostName.count + target.authorityBytes.count)
+        ordered.append(name: hostName, value: target.authorityBytes)
+        headers.forEachField { name, value in ordered.append(name: name, value: value) }
         return RequestHead(method: request.method, target: request.target, version: .http11, headers: ordered)
     }
 }

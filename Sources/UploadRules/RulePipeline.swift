@@ -257,8 +257,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         if part.head.hasInvalidContentType, !partHeaders.contains("Content-Type") {
             partHeaders.append(name: "Content-Type", value: "application/octet-stream")
         }
-        for field in part.head.headers where rules.policy.keeps(field.name) && !Self.isWritten(field.name) {
-            partHeaders.append(field)
+        part.head.headers.forEachField { name, value in
+            if rules.policy.keeps(name) && !Self.isWritten(name) {
+                partHeaders.append(name: name, value: value)
+            }
         }
         var finalFilename: String?
         if part.head.filename != nil {
@@ -303,7 +305,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     /// Headers the pipeline writes itself, whatever the route keeps.
-    static func isWritten(_ name: [UInt8]) -> Bool {
+    static func isWritten(_ name: some Collection<UInt8>) -> Bool {
         asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8)
             || asciiCaseInsensitiveEquals(name, "Content-Type".utf8)
     }
