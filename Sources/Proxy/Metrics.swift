@@ -115,25 +115,40 @@ final class Metrics: Sendable {
     func render() -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        }
-        func labels(_ pairs: [(String, String)]) -> String {
-            pairs.isEmpty
-                ? "" : "{" + pairs.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
-        }
-        family("formgate_requests_total", "counter", "Requests by route and status.")
+        Self.family("formgate_requests_total", "counter", "Requests by route and status.", into: &out)
         for (route, status, count) in Self.requestCounts(snapshot) {
-            out += "formgate_requests_total\(labels([("route", route), ("status", status)])) \(count)\n"
+            out += "formgate_requests_total\(Self.labels([("route", route), ("status", status)])) \(count)\n"
         }
-        family("formgate_received_bytes_total", "counter", "Request body bytes read from clients.")
+        Self.family(
+            "formgate_received_bytes_total", "counter", "Request body bytes read from clients.", into: &out)
         out += "formgate_received_bytes_total \(snapshot.bytesIn)\n"
-        family("formgate_sent_bytes_total", "counter", "Response bytes sent to clients.")
+        Self.family("formgate_sent_bytes_total", "counter", "Response bytes sent to clients.", into: &out)
         out += "formgate_sent_bytes_total \(snapshot.bytesOut)\n"
-        family("formgate_parts_total", "counter", "Multipart parts seen.")
+        Self.family("formgate_parts_total", "counter", "Multipart parts seen.", into: &out)
         out += "formgate_parts_total \(snapshot.parts)\n"
-        family("formgate_files_total", "counter", "File parts whose head was read, refused ones included.")
+        Self.family(
+            "formgate_files_total", "counter", "File parts whose head was read, refused ones included.",
+            into: &out)
         out += "formgate_files_total \(snapshot.files)\n"
+        Self.renderLabelledCounters(snapshot, into: &out)
+        Self.renderHistograms(snapshot, into: &out)
+        Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
+        out += "formgate_active_connections \(snapshot.activeConnections)\n"
+        Self.family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.", into: &out)
+        out += "formgate_uploads_in_flight \(snapshot.uploadsInFlight)\n"
+        Self.family(
+            "formgate_log_dropped_lines_total", "counter",
+            "Access-log lines dropped because the log could not keep up.", into: &out)
+        out += "formgate_log_dropped_lines_total \(droppedLogLines())\n"
+        Self.family(
+            "formgate_config_reloads_total", "counter", "Configuration reloads, by result.", into: &out)
+        out += "formgate_config_reloads_total{result=\"ok\"} \(snapshot.reloads)\n"
+        out += "formgate_config_reloads_total{result=\"refused\"} \(snapshot.reloadFailures)\n"
+        return out
+    }
+
+    /// The counters with one label: rule actions, limits, anomalies, upstream and accept errors.
+    private static func renderLabelledCounters(_ snapshot: State, into out: inout String) {
         for (name, help, values, label) in [
             ("formgate_rule_actions_total", "Rule actions by kind.", snapshot.ruleActions, "action"),
             (
@@ -151,11 +166,15 @@ final class Metrics: Sendable {
                 snapshot.acceptErrors, "reason"
             ),
         ] {
-            family(name, "counter", help)
+            family(name, "counter", help, into: &out)
             for (key, count) in values.sorted(by: { $0.key < $1.key }) {
                 out += "\(name)\(labels([(label, key)])) \(count)\n"
             }
         }
+    }
+
+    /// The request and upstream duration histograms.
+    private static func renderHistograms(_ snapshot: State, into out: inout String) {
         for (name, help, histogram) in [
             (
                 "formgate_request_duration_seconds", "Time from request head to the end of the response.",
@@ -166,7 +185,7 @@ final class Metrics: Sendable {
                 snapshot.upstreamDuration
             ),
         ] {
-            family(name, "histogram", help)
+            family(name, "histogram", help, into: &out)
             var cumulative = 0
             for (index, bound) in Histogram.bounds.enumerated() {
                 cumulative += histogram.counts[index]
@@ -175,21 +194,17 @@ final class Metrics: Sendable {
             out +=
                 "\(name)_bucket{le=\"+Inf\"} \(histogram.total)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.total)\n"
         }
-        family("formgate_active_connections", "gauge", "Open client connections.")
-        out += "formgate_active_connections \(snapshot.activeConnections)\n"
-        family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.")
-        out += "formgate_uploads_in_flight \(snapshot.uploadsInFlight)\n"
-        family(
-            "formgate_log_dropped_lines_total", "counter",
-            "Access-log lines dropped because the log could not keep up.")
-        out += "formgate_log_dropped_lines_total \(droppedLogLines())\n"
-        family("formgate_config_reloads_total", "counter", "Configuration reloads, by result.")
-        out += "formgate_config_reloads_total{result=\"ok\"} \(snapshot.reloads)\n"
-        out += "formgate_config_reloads_total{result=\"refused\"} \(snapshot.reloadFailures)\n"
-        return out
     }
 
-    private func escape(_ value: String) -> String {
+    private static func family(_ name: String, _ type: String, _ help: String, into out: inout String) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    private static func labels(_ pairs: [(String, String)]) -> String {
+        pairs.isEmpty ? "" : "{" + pairs.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
+    }
+
+    private static func escape(_ value: String) -> String {
         value.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"").replacingAll(
             "\n", with: "\\n")
     }
