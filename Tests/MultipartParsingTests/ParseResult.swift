@@ -82,18 +82,8 @@ func parseBytewise(
     parse(input, boundary: boundary, limits: limits, policy: policy, cuts: Array(0..<input.count))
 }
 
-/// A small deterministic generator (SplitMix64) so random splits are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The deterministic generator random splits use (reproducible runs).
+typealias SeededGenerator = SplitMix64
 
 /// The split plans every parser input goes through: whole, byte by byte, then every single
 /// split point (inputs up to 4 KiB) or 200 seeded random split pairs (larger inputs).

@@ -138,14 +138,9 @@ import Testing
     /// a prefix of the inline pipeline's output, and at the end all of it.
     @Test(arguments: 0..<12)
     func randomInterleavingsGiveTheInlineOutput(seed: UInt64) throws {
-        // xorshift64, seeded: the same interleavings on every run.
-        var state = (seed &+ 1) &* 0x9E37_79B9_7F4A_7C15
-        func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
-        }
+        // Seeded: the same interleavings on every run.
+        var generator = SplitMix64(seed: seed &+ 1)
+        func next() -> UInt64 { generator.next() }
         // `b` is offloaded too, and may end while `a` is still held.
         let input = Self.body(
             a: Self.content(10 * Self.block + 3, 12), b: Self.content(6 * Self.block + 7, 13))
