@@ -71,31 +71,33 @@ public struct EvBuffer {
     /// Calls `body` with the buffer's contiguous chunks in order, up to `limit` bytes, until
     /// it returns `false`. The chunks are valid only during the call and must not be changed.
     public func forEachChunk(limit: Int = .max, _ body: (UnsafeRawBufferPointer) -> Bool) {
-        var vectors = [iovec](repeating: iovec(), count: 16)
-        var position = evbuffer_ptr()
-        var remaining = min(limit, count)
-        var first = true
-        while remaining > 0 {
-            let filled = vectors.withUnsafeMutableBufferPointer { vectors in
-                withUnsafeMutablePointer(to: &position) { position in
+        // The vectors live on the stack: an array here was an allocation per call (two or
+        // more per request: every head and body read peeks).
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: 16) { vectors in
+            vectors.initialize(repeating: iovec())
+            var position = evbuffer_ptr()
+            var remaining = min(limit, count)
+            var first = true
+            while remaining > 0 {
+                let filled = withUnsafeMutablePointer(to: &position) { position in
                     evbuffer_peek(
                         raw, remaining, first ? nil : position, vectors.baseAddress, Int32(vectors.count))
                 }
-            }
-            guard filled > 0 else { return }
-            var seen = 0
-            for vector in vectors.prefix(Int(min(filled, 16))) {
-                let length = min(vector.iov_len, remaining - seen)
-                guard length > 0 else { break }
-                if !body(UnsafeRawBufferPointer(start: vector.iov_base, count: length)) { return }
-                seen += length
-            }
-            remaining -= seen
-            if remaining > 0 {
-                let how = first ? EVBUFFER_PTR_SET : EVBUFFER_PTR_ADD
-                first = false
-                guard evbuffer_ptr_set(raw, &position, seen, how) == 0 else {
-                    return EventLoopFailures.record("evbuffer_ptr_set failed")
+                guard filled > 0 else { return }
+                var seen = 0
+                for vector in vectors.prefix(Int(min(filled, 16))) {
+                    let length = min(vector.iov_len, remaining - seen)
+                    guard length > 0 else { break }
+                    if !body(UnsafeRawBufferPointer(start: vector.iov_base, count: length)) { return }
+                    seen += length
+                }
+                remaining -= seen
+                if remaining > 0 {
+                    let how = first ? EVBUFFER_PTR_SET : EVBUFFER_PTR_ADD
+                    first = false
+                    guard evbuffer_ptr_set(raw, &position, seen, how) == 0 else {
+                        return EventLoopFailures.record("evbuffer_ptr_set failed")
+                    }
                 }
             }
         }

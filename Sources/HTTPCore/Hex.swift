@@ -44,11 +44,19 @@ public enum Hex {
     }
 
     /// `words` random 64-bit words as a string of 16 digits each.
+    /// (The digits are written into the string's own storage: one allocation, not an array
+    /// and then a string, per request id.)
     public static func random(words: Int, using generator: inout some RandomNumberGenerator) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(16 * words)
-        appendRandom(words: words, to: &out, using: &generator)
-        return String(decoding: out, as: UTF8.self)
+        String(unsafeUninitializedCapacity: 16 * words) { out in
+            for index in 0..<words {
+                var word = generator.next() as UInt64
+                for digit in 0..<16 {
+                    out[16 * index + digit] = digits[Int(word & 15)]
+                    word >>= 4
+                }
+            }
+            return 16 * words
+        }
     }
 
     /// `bytes` as two digits each, high nibble first.

@@ -10,6 +10,9 @@ import ProxyCore
 final class ClientConnection: BufferedSocketDelegate {
     let socket: BufferedSocket
     unowned let worker: Worker
+    /// The worker's loop, held here: `now` is read several times per event, and through
+    /// `worker` (unowned) each read retained and released the worker and its base.
+    let base: EventBase
     let peer: SocketAddress
     /// The peer's numeric address, formatted once (logs).
     let peerHost: String
@@ -29,6 +32,7 @@ final class ClientConnection: BufferedSocketDelegate {
         self.socket = socket
         self.peer = peer
         self.worker = worker
+        self.base = worker.base
         self.peerHost = peer.host
         machine = HTTP1ConnectionStateMachine(
             settings: worker.settings, client: Array(peerHost.utf8), tools: worker.ruleTools,
@@ -47,7 +51,7 @@ final class ClientConnection: BufferedSocketDelegate {
             staging: staging.buffer.count, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
     }
 
-    var now: Int64 { worker.base.nowMilliseconds }
+    var now: Int64 { base.nowMilliseconds }
 
     /// A request body sink over this connection's buffers and spools.
     var sink: BodySink { BodySink(self) }

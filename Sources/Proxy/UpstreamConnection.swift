@@ -65,7 +65,13 @@ final class UpstreamConnection: BufferedSocketDelegate {
 /// Idle keep-alive connections per upstream, for one worker.
 final class UpstreamPool {
     let base: EventBase
-    private var idle: [UpstreamURL: [UpstreamConnection]] = [:]
+    /// The idle connections of each upstream, found through `slots`: a lookup through the
+    /// dictionary's getter and a change through the array's index, because changing the
+    /// dictionary's value in place (`idle[target]?.popLast()`) allocated its accessors' frames,
+    /// three allocations per request.
+    private var idle: [[UpstreamConnection]] = []
+    /// Index in `idle` of each upstream that ever had an idle connection.
+    private var slots: [UpstreamURL: Int] = [:]
     private let caFile: String?
     private var tlsContext: TLSClientContext?
     let maxIdlePerUpstream = 64
@@ -84,7 +90,7 @@ final class UpstreamPool {
     func acquire(_ target: UpstreamURL, owner: any UpstreamOwner) throws(ProxyError)
         -> UpstreamConnection
     {
-        while let connection = idle[target]?.popLast() {
+        while let slot = slots[target], let connection = idle[slot].popLast() {
             guard connection.socket.isOpen else { continue }
             connection.owner = owner
             connection.socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
@@ -121,35 +127,45 @@ final class UpstreamPool {
     /// Returns a connection whose exchange ended cleanly, for reuse.
     func release(_ connection: UpstreamConnection) {
         connection.owner = nil
-        guard connection.socket.isOpen, idle[connection.target, default: []].count < maxIdlePerUpstream
-        else {
+        let slot = slot(for: connection.target)
+        guard connection.socket.isOpen, idle[slot].count < maxIdlePerUpstream else {
             connection.close()
             return
         }
         connection.socket.setTimeouts(readMilliseconds: idleTimeout, writeMilliseconds: 0)
         connection.socket.setReading(true)
-        idle[connection.target, default: []].append(connection)
+        idle[slot].append(connection)
+    }
+
+    /// The index in `idle` of `target`'s connections (a new, empty list the first time).
+    private func slot(for target: UpstreamURL) -> Int {
+        if let slot = slots[target] { return slot }
+        idle.append([])
+        slots[target] = idle.count - 1
+        return idle.count - 1
     }
 
     /// Closes a connection and forgets it.
     func discard(_ connection: UpstreamConnection) {
-        if var list = idle[connection.target], let index = list.firstIndex(where: { $0 === connection }) {
-            list.remove(at: index)
-            idle[connection.target] = list
+        if let slot = slots[connection.target],
+            let index = idle[slot].firstIndex(where: { $0 === connection })
+        {
+            idle[slot].remove(at: index)
         }
         connection.close()
     }
 
     /// Closes every idle connection.
     func closeAll() {
-        for list in idle.values {
+        for list in idle {
             for connection in list { connection.close() }
         }
         idle.removeAll()
+        slots.removeAll()
     }
 
     /// The number of idle connections.
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+    var idleCount: Int { idle.reduce(0) { $0 + $1.count } }
 }
 
 /// A delegate for the instant between creating a socket and wrapping it.

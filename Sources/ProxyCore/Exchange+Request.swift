@@ -66,6 +66,7 @@ extension Exchange {
             {
             case .success(let body):
                 multipart = body
+                multipartBoundary = body.rewriter.encoder.boundary.bytes
                 upstreamFraming = .chunked
             case .failure(let error):
                 return error

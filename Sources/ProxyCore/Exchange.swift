@@ -65,6 +65,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// How the body is framed upstream.
     var upstreamFraming: BodyFraming
     var multipart: MultipartBody<Sink>?
+    /// The re-encoded body's boundary, kept apart from `multipart`: reading it through
+    /// `multipart?.` copied the whole body (parser and rules) when the head was sent.
+    var multipartBoundary: [UInt8]?
     /// `request_body: buffer` with a rewritten body: spooled, then sent with a Content-Length.
     var spooled = false
     /// A request refused while setting up (reported by `start`).
