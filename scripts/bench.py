@@ -614,7 +614,7 @@ def facts():
                              capture_output=True, text=True).stdout.strip()
     commit += " +changes" if changed else ""
     return dict(commit=commit, cpu=model.group(1).strip() if model else "unknown", kernel=os.uname().release,
-                nginx=version(["nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
+                nginx=version([shutil.which("nginx") or "/usr/sbin/nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
                 formgate=version([binary, "version"]))
 
 
