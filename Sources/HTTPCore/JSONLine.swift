@@ -2,8 +2,8 @@
 /// line once, with no `String` per value and no joining.
 ///
 /// Commas are placed by the writer: call `key(_:)` then one value (or `beginArray()` …
-/// `endArray()`); inside an array, values follow one another. Strings are escaped like
-/// `jsonString(_:)` (quotes, backslashes and control characters; UTF-8 kept).
+/// `endArray()`); inside an array, values follow one another. Strings are escaped by
+/// `appendQuoted(_:to:)` (quotes, backslashes and control characters; UTF-8 kept).
 public struct JSONLine: Sendable {
     /// The bytes written so far (the object is complete after `finish()`).
     public private(set) var bytes: [UInt8]
@@ -42,6 +42,12 @@ public struct JSONLine: Sendable {
     /// Writes a string value, escaped.
     public mutating func string(_ value: some StringProtocol) {
         beginValue()
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    /// Appends `value` as a JSON string literal: quotes, backslashes and control characters
+    /// escaped, other bytes (UTF-8) kept. The one escaper: `jsonString(_:)` uses it too.
+    public static func appendQuoted(_ value: some StringProtocol, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

@@ -1,19 +1,9 @@
 /// A JSON string literal: quotes, backslashes and control characters escaped, other
-/// characters (UTF-8) kept. Used for log lines, error bodies, receipts and token policies.
+/// characters (UTF-8) kept. Used for error bodies, receipts and token policies; written by
+/// `JSONLine.appendQuoted(_:to:)`, the escaper the access log uses.
 public func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20:
-            let digits = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count + 2)
+    JSONLine.appendQuoted(text, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
 }
