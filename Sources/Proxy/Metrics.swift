@@ -44,10 +44,8 @@ final class Metrics: Sendable {
     }
 
     struct State {
-        /// Requests by route and status, the older way: `route + "\u{1F}" + status`.
-        var requests: [String: Int] = [:]
-        /// Requests by route and status (`requestEnded(_:)`).
-        var requestsByKey: [RequestKey: Int] = [:]
+        /// Requests by route (`none` when no exchange started) and status.
+        var requests: [RequestKey: Int] = [:]
         var bytesIn = 0
         var bytesOut = 0
         var parts = 0
@@ -80,7 +78,7 @@ final class Metrics: Sendable {
     func requestEnded(_ record: RequestRecord) {
         state.withLock { state in
             state.uploadsInFlight -= 1
-            state.requestsByKey[RequestKey(route: record.route, status: record.status), default: 0] += 1
+            state.requests[RequestKey(route: record.route, status: record.status), default: 0] += 1
             state.bytesIn += Int(record.bytesIn)
             state.bytesOut += Int(record.bytesOut)
             state.parts += record.parts
@@ -100,15 +98,10 @@ final class Metrics: Sendable {
         }
     }
 
-    /// Requests by route and status from both counters, for rendering.
+    /// Requests by route and status, sorted for rendering.
     private static func requestCounts(_ state: State) -> [(route: String, status: String, count: Int)] {
-        var merged: [RequestKey: Int] = state.requestsByKey
-        for (key, count) in state.requests {
-            let parts = key.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
-            merged[RequestKey(route: parts[0], status: Int(parts[1]) ?? 0), default: 0] += count
-        }
-        return merged.map { (route: $0.key.route, status: String($0.key.status), count: $0.value) }
-            .sorted { ($0.route + "\u{1F}" + $0.status) < ($1.route + "\u{1F}" + $1.status) }
+        state.requests.map { (route: $0.key.route, status: String($0.key.status), count: $0.value) }
+            .sorted { ($0.route, $0.status) < ($1.route, $1.status) }
     }
 
     /// The Prometheus text exposition.

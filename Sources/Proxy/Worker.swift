@@ -165,7 +165,7 @@ final class Worker {
         log.write(record, client: client)
         guard record.requestID != nil else {
             return metrics.update { state in
-                state.requests["none\u{1F}" + String(record.status), default: 0] += 1
+                state.requests[Metrics.RequestKey(route: "none", status: record.status), default: 0] += 1
                 if let limit = record.failure?.limit { state.limitRejections[limit, default: 0] += 1 }
             }
         }
