@@ -175,7 +175,9 @@ final class Metrics: Sendable {
             "formgate_auth_total", "counter", "Authentication decisions by route, result and reason.",
             into: &out)
         let auth = snapshot.auth.sorted {
-            ($0.key.route, $0.key.result.rawValue, $0.key.reason) < ($1.key.route, $1.key.result.rawValue, $1.key.reason)
+            ($0.key.route, $0.key.result.rawValue, $0.key.reason) < (
+                $1.key.route, $1.key.result.rawValue, $1.key.reason
+            )
         }
         for (key, count) in auth {
             out +=
@@ -184,8 +186,11 @@ final class Metrics: Sendable {
         family(
             "formgate_rate_limited_total", "counter", "Requests refused by a rate limit, by route and limit.",
             into: &out)
-        for (key, count) in snapshot.rateLimited.sorted(by: { ($0.key.route, $0.key.limit) < ($1.key.route, $1.key.limit) }) {
-            out += "formgate_rate_limited_total\(labels([("route", key.route), ("limit", key.limit)])) \(count)\n"
+        for (key, count) in snapshot.rateLimited.sorted(by: {
+            ($0.key.route, $0.key.limit) < ($1.key.route, $1.key.limit)
+        }) {
+            out +=
+                "formgate_rate_limited_total\(labels([("route", key.route), ("limit", key.limit)])) \(count)\n"
         }
     }
 

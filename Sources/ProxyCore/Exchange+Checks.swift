@@ -5,7 +5,8 @@ extension Exchange {
     /// What the route's checks see of this request.
     func checkRequest(now: Int64) -> CheckRequest {
         CheckRequest(
-            head: head, route: route?.name ?? "", client: client, identity: identity, secure: secure, now: now)
+            head: head, route: route?.name ?? "", client: client, identity: identity, secure: secure, now: now
+        )
     }
 
     /// Runs the route's checks from `first`, in order, until one holds or refuses. Returns
@@ -50,7 +51,8 @@ extension Exchange {
                 return holdInput(input, &actions)
             }
             proceed(
-                input: input, sink: sink, levels: levels, tools: tools, date: date, now: now, actions: &actions)
+                input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
+                actions: &actions)
         case .refuse(let refusal):
             refused(refusal, date: date, now: now, actions: &actions)
         case .abort:

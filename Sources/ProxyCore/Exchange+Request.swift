@@ -23,7 +23,8 @@ extension Exchange {
         guard runChecks(from: 0, date: date, now: now, actions: &actions) else {
             return holdInput(input, &actions)
         }
-        proceed(input: input, sink: sink, levels: levels, tools: tools, date: date, now: now, actions: &actions)
+        proceed(
+            input: input, sink: sink, levels: levels, tools: tools, date: date, now: now, actions: &actions)
     }
 
     /// The checks admitted the request: builds the multipart pipeline (with the identity

@@ -1,6 +1,6 @@
 public import HTTP1
-public import UploadRules
 import HTTPCore
+public import UploadRules
 
 /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
 /// removed, forwarding fields added, the route's header rules applied, framing set by the

@@ -1,5 +1,5 @@
-public import MultipartParsing
 import HTTPCore
+public import MultipartParsing
 
 /// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
 /// DESIGN.md gives: drop, rename, filename, inject, digest. A client part whose forwarded name

@@ -78,7 +78,9 @@ public struct Template: Sendable, Equatable {
         default:
             if name.hasPrefix("header:"), name.count > 7 { return .header(String(name.dropFirst(7))) }
             if name == "auth:sub" { return .authSubject }
-            if name.hasPrefix("auth:claim:"), name.count > 11 { return .authClaim(String(name.dropFirst(11))) }
+            if name.hasPrefix("auth:claim:"), name.count > 11 {
+                return .authClaim(String(name.dropFirst(11)))
+            }
             if name.hasPrefix("auth:"), name.count > 5, !name.hasPrefix("auth:claim:") {
                 return .authAttribute(String(name.dropFirst(5)))
             }

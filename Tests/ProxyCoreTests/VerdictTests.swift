@@ -39,7 +39,8 @@ import Testing
     }
 
     @Test func anImmediateRefusalNeedsNoHold() {
-        let harness = Self.harness(.refuse(Refusal(status: 429, reason: "over the rate limit", fields: [.init("Retry-After", "3")])))
+        let harness = Self.harness(
+            .refuse(Refusal(status: 429, reason: "over the rate limit", fields: [.init("Retry-After", "3")])))
         harness.clientSends(Self.request)
         harness.clientDrains()
         #expect(harness.statuses == [429])

@@ -103,7 +103,8 @@ final class Harness {
 
     func verdict(_ id: Int, _ verdict: Verdict) {
         machine.verdict(
-            id, verdict, input: shell.clientInput, sink: sink, levels: shell.levels, now: now, actions: &actions)
+            id, verdict, input: shell.clientInput, sink: sink, levels: shell.levels, now: now,
+            actions: &actions)
         execute()
     }
 
