@@ -48,6 +48,7 @@ type options struct {
 	shaCache     string
 	corruptEvery int64
 	oneSeed      bool
+	header       string // one extra request header line ("Name: value"), e.g. a bearer token
 }
 
 type result struct {
@@ -90,6 +91,7 @@ func main() {
 	flag.StringVar(&o.shaCache, "sha-cache", "", "directory caching the SHA-256 of large files (digests mode)")
 	flag.Int64Var(&o.corruptEvery, "corrupt-every", 0, "flip one file byte in every Nth upload, after hashing (a test of the sink)")
 	flag.BoolVar(&o.oneSeed, "one-seed", false, "every connection sends the file of -seed (large cases: one digest to compute)")
+	flag.StringVar(&o.header, "header", "", "an extra request header line, \"Name: value\" (the JWT case's bearer token)")
 	flag.Parse()
 	o.mode = payload.Mode(mode)
 	if _, err := payload.ParseSpec(payload.Spec{Mode: o.mode, Size: o.size}.String()); err != nil || o.addr == "" || o.conns < 1 {
@@ -174,6 +176,10 @@ func (g *generator) appendHead(dst []byte, spec payload.Spec, digest string) []b
 	dst = append(dst, ' ')
 	dst = strconv.AppendInt(dst, spec.Size, 10)
 	dst = append(dst, "\r\n"...)
+	if g.header != "" {
+		dst = append(dst, g.header...)
+		dst = append(dst, "\r\n"...)
+	}
 	if digest != "" {
 		dst = append(dst, payload.DigestHeader+": "...)
 		dst = append(dst, digest...)
