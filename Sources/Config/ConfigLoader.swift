@@ -170,7 +170,9 @@ public enum ConfigLoader {
     }
 
     static func decodeRoute(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Route? {
-        let keys: Set<String> = ["name", "match", "upstream", "request_body", "multipart", "headers"]
+        let keys: Set<String> = [
+            "name", "match", "upstream", "request_body", "multipart", "headers", "auth", "rate_limit",
+        ]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
         guard entries.contains(where: { $0.key == "match" }) else {
             decoder.fail(node.mark, path, "a route needs match: { path: … }")
@@ -178,6 +180,8 @@ public enum ConfigLoader {
         }
         var route = Route(pathPrefix: "/")
         var name: String?
+        var auth: (spec: AuthSpec, mark: SourceMark)?
+        var rateLimit: RateLimitSpec?
         for (key, _, value) in entries {
             let keyPath = join(path, key)
             switch key {
@@ -197,11 +201,21 @@ public enum ConfigLoader {
                 route.rules = decodeMultipart(value, keyPath, &decoder)
             case "headers":
                 decodeHeaders(value, keyPath, &decoder, into: &route)
+            case "auth":
+                auth = decodeAuth(value, keyPath, &decoder).map { ($0, value.mark) }
+            case "rate_limit":
+                rateLimit = decodeRateLimit(value, keyPath, &decoder)
             default:
                 break
             }
         }
         route.name = name ?? route.pathPrefix
+        identityHeaderTemplates(&route, path, node.mark, &decoder)
+        if readsIdentity(route), auth == nil {
+            decoder.fail(node.mark, path, "{auth:…} variables need auth: on the route")
+        }
+        route.checks = makeChecks(auth, rateLimit, route: route, path, &decoder, forwarding: &route.authForwarding)
+        route.authMethod = auth?.spec.method
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
         }
