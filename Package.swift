@@ -70,7 +70,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "JWTBench", dependencies: ["ClientAuth"], swiftSettings: strict),
+        .executableTarget(name: "JWTBench", dependencies: ["ClientAuth", "CCrypto"], swiftSettings: strict),
         .testTarget(
             name: "ClientAuthTests", dependencies: ["ClientAuth", "HTTPCore", "HTTP1"],
             exclude: ["Resources"],

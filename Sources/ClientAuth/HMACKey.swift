@@ -3,13 +3,18 @@ import CCrypto
 /// A shared secret for HS256/384/512, keyed into OpenSSL once at load.
 ///
 /// For each hash the secret is long enough for (RFC 7518 section 3.2: at least the hash
-/// length), an `EVP_MAC_CTX` is initialised with the key; each verification duplicates it
-/// (no key schedule, no fetch per token) and compares the tag with `CRYPTO_memcmp`, whose time
-/// does not depend on where the bytes differ. The templates are only read after load.
+/// length), an `EVP_MAC_CTX` is initialised with the key once. A verification takes a keyed
+/// context from a small pool (or duplicates the template when the pool is empty), re-arms it
+/// with `EVP_MAC_init(ctx, NULL, 0, NULL)` (the key schedule is kept: one digest-state copy),
+/// and puts it back: duplicating a whole HMAC context costs nine allocations, re-arming one.
+/// The tag is compared with `CRYPTO_memcmp`, whose time does not depend on where the bytes
+/// differ.
 final class HMACKey: @unchecked Sendable {
     /// The keyed template per hash; `nil` where the secret is too short for it.
     /// Indexed by `MessageDigest.index`: an array, not a dictionary, on the per-token path.
     private let templates: [OpaquePointer?]
+    /// Keyed contexts ready for reuse, per hash (at most `poolLimit` each).
+    private let pools: [MACContextPool]
     /// The secret's length in bytes.
     let byteCount: Int
 
@@ -28,6 +33,7 @@ final class HMACKey: @unchecked Sendable {
             templates[digest.index] = context
         }
         self.templates = templates
+        pools = (0..<3).map { _ in MACContextPool(limit: 16) }
     }
 
     deinit {
@@ -66,12 +72,14 @@ final class HMACKey: @unchecked Sendable {
         -> Bool
     {
         guard let digest = algorithm.digest, signature.count == digest.byteCount,
-            let template = templates[digest.index], let context = EVP_MAC_CTX_dup(template)
+            let template = templates[digest.index]
         else { return false }
-        defer { EVP_MAC_CTX_free(context) }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { tag in
+        let pool = pools[digest.index]
+        guard let context = pool.take(orDuplicate: template) else { return false }
+        let matches = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { tag in
             var length = 0
-            guard EVP_MAC_update(context, input.baseAddress, input.count) == 1,
+            guard EVP_MAC_init(context, nil, 0, nil) == 1,
+                EVP_MAC_update(context, input.baseAddress, input.count) == 1,
                 EVP_MAC_final(context, tag.baseAddress, &length, tag.count) == 1, length == signature.count
             else {
                 ERR_clear_error()
@@ -79,5 +87,7 @@ final class HMACKey: @unchecked Sendable {
             }
             return CRYPTO_memcmp(tag.baseAddress, signature.baseAddress, length) == 0
         }
+        pool.give(context)
+        return matches
     }
 }

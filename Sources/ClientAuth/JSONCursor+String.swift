@@ -23,10 +23,8 @@ extension JSONCursor {
     /// The bytes from `from` to `to` as a string, or `invalidUTF8`.
     private func validated(from: Int, to: Int, stringStart: Int) throws(JSONError) -> String {
         let slice = UnsafeBufferPointer(rebasing: bytes[from..<to])
-        guard let text = String(validating: slice, as: UTF8.self) else {
-            throw JSONError(.invalidUTF8, at: stringStart)
-        }
-        return text
+        guard isWellFormedUTF8(slice) else { throw JSONError(.invalidUTF8, at: stringStart) }
+        return String(decoding: slice, as: UTF8.self)
     }
 
     /// Reads a string with escapes; `plainUntil` is the first backslash.
@@ -40,10 +38,10 @@ extension JSONCursor {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                guard let text = String(validating: out, as: UTF8.self) else {
-                    throw JSONError(.invalidUTF8, at: start)
+                return try out.withUnsafeBufferPointer { out throws(JSONError) in
+                    guard isWellFormedUTF8(out) else { throw JSONError(.invalidUTF8, at: start) }
+                    return String(decoding: out, as: UTF8.self)
                 }
-                return text
             case UInt8(ascii: "\\"):
                 try escape(into: &out)
             case 0..<0x20:

@@ -140,9 +140,28 @@ struct JSONCursor {
             default: break
             }
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        let literal = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        let text = String(decoding: literal, as: UTF8.self)
+        // Integers of up to 15 digits (every NumericDate) are exact in a double: no strtod.
+        if literal.count <= 15, let integer = Self.smallInteger(literal) {
+            return JSONNumber(validLiteral: text, value: Double(integer))
+        }
         guard let value = Double(text) else { throw JSONError(.invalidNumber, at: start) }
         return JSONNumber(validLiteral: text, value: value)
+    }
+
+    /// The value of a literal that is an optional `-` and digits only, else `nil`.
+    private static func smallInteger(_ literal: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var digits = literal[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        var value: Int64 = 0
+        for byte in digits {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+        }
+        return negative ? -value : value
     }
 
     mutating func array(depth: Int) throws(JSONError) -> [JSONValue] {
@@ -172,7 +191,8 @@ struct JSONCursor {
         guard depth <= maximumDepth else { throw JSONError(.tooDeep, at: position) }
         position += 1
         var members: [JSONObject.Member] = []
-        var names = Set<String>()
+        members.reserveCapacity(8)
+        var names: Set<String>?
         skipWhitespace()
         if try peek() == UInt8(ascii: "}") {
             position += 1
@@ -189,8 +209,8 @@ struct JSONCursor {
                     throw JSONError(.duplicateName, at: nameOffset)
                 }
             } else {
-                if names.isEmpty { names = Set(members.map(\.name)) }
-                guard names.insert(name).inserted else { throw JSONError(.duplicateName, at: nameOffset) }
+                if names == nil { names = Set(members.map(\.name)) }
+                guard names!.insert(name).inserted else { throw JSONError(.duplicateName, at: nameOffset) }
             }
             skipWhitespace()
             guard try peek() == UInt8(ascii: ":") else { throw JSONError(.unexpectedByte, at: position) }

@@ -65,6 +65,11 @@ public struct JSONNumber: Equatable, Sendable {
     /// fractions are truncated toward negative infinity, and values outside `Int64` are
     /// clamped to its range.
     public var numericDate: Int64 {
+        // Doubles hold every integer below 2^53 exactly, and the parser made integer
+        // literals of up to 15 digits without rounding.
+        if doubleValue == doubleValue.rounded(.towardZero), abs(doubleValue) < 1e15 {
+            return Int64(doubleValue)
+        }
         if let exact = Int64(literal) { return exact }
         let floored = doubleValue.rounded(.down)
         if floored.isNaN { return 0 }

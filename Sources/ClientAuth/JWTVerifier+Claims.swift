@@ -9,27 +9,27 @@ extension JWTVerifier {
         var audience: JSONValue?
         var expiration: Int64?
         for member in claims.members {
-            switch member.name {
-            case "exp": expiration = try Self.numericDate(member.value)
-            case "nbf":
+            switch ClaimName(member.name) {
+            case .exp: expiration = try Self.numericDate(member.value)
+            case .nbf:
                 if now.addingReportingOverflow(settings.leeway).partialValue
                     < (try Self.numericDate(member.value))
                 {
                     throw .notYetValid
                 }
-            case "iat":
+            case .iat:
                 if now.addingReportingOverflow(settings.leeway).partialValue
                     < (try Self.numericDate(member.value))
                 {
                     throw .notYetValid
                 }
-            case "iss":
+            case .iss:
                 guard let text = member.value.stringValue else { throw .malformed }
                 issuer = text
-            case "sub":
+            case .sub:
                 guard let text = member.value.stringValue else { throw .malformed }
                 subject = text
-            case "aud": audience = member.value
+            case .aud: audience = member.value
             default: continue
             }
         }
@@ -52,19 +52,20 @@ extension JWTVerifier {
     }
 
     private func checkAudience(_ audience: JSONValue?) throws(JWTRejection) {
-        let names: [JSONValue]
+        var named = false
         switch audience {
-        case nil: names = []
-        case .string?: names = [audience!]
+        case nil: break
+        case .string(let name)?: named = settings.audiences.contains(name)
         case .array(let elements)?:
-            guard elements.allSatisfy({ $0.stringValue != nil }) else { throw .malformed }
-            names = elements
+            for element in elements {
+                guard case .string(let name) = element else { throw .malformed }
+                if settings.audiences.contains(name) { named = true }
+            }
         default: throw .malformed
         }
         guard !settings.audiences.isEmpty else { return }
         guard audience != nil else { throw .missingClaim }
-        for case .string(let name) in names where settings.audiences.contains(name) { return }
-        throw .wrongAudience
+        guard named else { throw .wrongAudience }
     }
 
     /// A NumericDate (RFC 7519 section 2): a JSON number of seconds, fractions floored.

@@ -89,16 +89,16 @@ public struct JWTVerifier: Sendable {
         var name: String?
         var keyID: String?
         for member in header.members {
-            switch member.name {
-            case "alg":
+            switch ClaimName(member.name) {
+            case .alg:
                 guard let text = member.value.stringValue else { throw .malformed }
                 name = text
-            case "kid":
+            case .kid:
                 guard let text = member.value.stringValue else { throw .malformed }
                 keyID = text
-            case "typ":
+            case .typ:
                 guard let text = member.value.stringValue, Self.isJWTType(text) else { throw .malformed }
-            case "crit":
+            case .crit:
                 // No extension is understood, so any critical one makes the token unusable.
                 throw .malformed
             default:
