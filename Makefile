@@ -12,7 +12,7 @@ BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev lib
 # the clients and servers the integration tests and the conformance matrix start, and the
 # matrix's Python modules from Debian (no PyPI, no pip).
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
-	python3 python3-requests python3-werkzeug
+	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
+        .executable(name: "jwt-bench", targets: ["JWTBench"]),
     ],
     targets: [
         .target(name: "HTTPCore", swiftSettings: strict),
@@ -30,6 +31,7 @@ let package = Package(
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
             dependencies: [
@@ -68,6 +70,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(name: "JWTBench", dependencies: ["ClientAuth", "CCrypto"], swiftSettings: strict),
+        .testTarget(
+            name: "ClientAuthTests", dependencies: ["ClientAuth", "HTTPCore", "HTTP1"],
+            exclude: ["Resources"],
+            swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
             name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The verification keys of a JWKS document (RFC 7517 section 5): every usable key of its
+/// `keys` array, and the reason each other key was skipped.
+///
+/// A key that is odd (unknown `kty`, private members, missing members, wrong lengths, weak)
+/// is skipped, not fatal, so one exotic key in a provider's set does not lock every client
+/// out; a set with no usable key at all is an error.
+public struct JWKSet: Sendable {
+    /// A member of `keys` that was not loaded, and why.
+    public struct SkippedKey: Equatable, Sendable, CustomStringConvertible {
+        /// Its position in the `keys` array (from 0).
+        public var index: Int
+        /// Its `kid`, if it had a string one.
+        public var keyID: String?
+        /// Why it was skipped.
+        public var reason: JWKError
+
+        public var description: String {
+            "key \(index)" + (keyID.map { " (kid \"\($0)\")" } ?? "") + ": \(reason)"
+        }
+    }
+
+    /// The usable keys, in document order.
+    public let keys: [JWK]
+    /// The keys that were skipped, in document order.
+    public let skipped: [SkippedKey]
+
+    /// A set of keys made by the caller (a shared secret, tests).
+    public init(keys: [JWK]) {
+        self.keys = keys
+        skipped = []
+    }
+
+    /// Loads a JWKS document: a JSON object whose `keys` member is an array of JWKs.
+    ///
+    /// Throws when the document is not JSON, has no `keys` array, or yields no usable key.
+    /// Two keys with the same `kid` are refused (the second is skipped), since a `kid` must
+    /// pick one key.
+    public init(json: some Collection<UInt8>, maximumBytes: Int = 1 << 20) throws(JWKSetError) {
+        let document: JSONValue
+        do throws(JSONError) {
+            document = try JSONParser(maximumBytes: maximumBytes, maximumDepth: 16).parse(json)
+        } catch {
+            throw .invalidJSON(error)
+        }
+        guard let list = document.objectValue?["keys"]?.arrayValue else { throw .noKeysArray }
+        var keys: [JWK] = []
+        var skipped: [SkippedKey] = []
+        for (index, element) in list.enumerated() {
+            let keyID = element.objectValue?["kid"]?.stringValue
+            do throws(JWKError) {
+                let key = try JWK(json: element)
+                if let keyID, keys.contains(where: { $0.keyID == keyID }) { throw .duplicateKeyID(keyID) }
+                keys.append(key)
+            } catch {
+                skipped.append(SkippedKey(index: index, keyID: keyID, reason: error))
+            }
+        }
+        guard !keys.isEmpty else { throw .noUsableKey(skipped) }
+        self.keys = keys
+        self.skipped = skipped
+    }
+
+    /// Reads and loads a JWKS file (at most `maximumBytes`; plain `read(2)`, at
+    /// configuration load and reload, never on the request path).
+    public init(contentsOfFile path: String, maximumBytes: Int = 1 << 20) throws(JWKSetError) {
+        guard let bytes = Self.readFile(path, maximumBytes: maximumBytes) else { throw .unreadable(path) }
+        try self.init(json: bytes, maximumBytes: maximumBytes)
+    }
+
+    /// The file's bytes, or `nil` if it cannot be read or is larger than `maximumBytes`.
+    static func readFile(_ path: String, maximumBytes: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+            guard bytes.count <= maximumBytes else { return nil }
+        }
+    }
+}
