@@ -42,10 +42,12 @@ let package = Package(
             name: "EventLoop", dependencies: ["CLibevent", "CCrypto", "CEventSupport"], swiftSettings: strict),
         .target(
             name: "ProxyCore",
-            dependencies: ["HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules"],
+            dependencies: [
+                "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
+            ],
             swiftSettings: strict),
         .target(
-            name: "Config", dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore"],
+            name: "Config", dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth"],
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
