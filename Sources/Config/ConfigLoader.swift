@@ -214,8 +214,8 @@ public enum ConfigLoader {
         if readsIdentity(route), auth == nil {
             decoder.fail(node.mark, path, "{auth:…} variables need auth: on the route")
         }
-        route.checks = makeChecks(auth, rateLimit, route: route, path, &decoder, forwarding: &route.authForwarding)
-        route.authMethod = auth?.spec.method
+        if let auth { addAuth(auth.spec, auth.mark, join(path, "auth"), &decoder, to: &route) }
+        if let rateLimit { addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route) }
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
         }

@@ -150,6 +150,8 @@ extension ClientConnection {
     private func closeSocket() {
         closed = true
         timers.stop()
+        authCheck?.cancel()
+        authCheck = nil
         if let upstream { worker.pool.discard(upstream) }
         upstream = nil
         spool = nil

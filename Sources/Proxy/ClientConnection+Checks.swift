@@ -2,13 +2,25 @@ import ProxyCore
 
 extension ClientConnection {
     /// Check `index` of the current exchange's route held the request: the shell asks whoever
-    /// the check names and reports the verdict. A check the shell cannot consult is an error
-    /// the client sees as 503 (it fails closed).
+    /// the check names (an auth service) and reports the verdict. A held check the shell does
+    /// not know how to consult fails closed (503).
     func consult(check index: Int) {
-        let refusal = Refusal(
-            status: 503, reason: "the request check cannot be consulted",
-            tally: .auth(.error, reason: "unavailable"))
-        reportVerdict(index, .refuse(refusal))
+        guard let (check, request) = machine.exchange?.pendingCheck(now: now) else { return }
+        guard let service = check as? AuthServiceCheck else {
+            let refusal = Refusal(
+                status: 503, reason: "the request check cannot be consulted",
+                tally: .auth(.error, reason: "unavailable"))
+            return reportVerdict(index, .refuse(refusal))
+        }
+        authCheck?.cancel()
+        authCheck = AuthServiceClient(
+            base: base, settings: service.settings, request: request.head, client: request.client,
+            clientTLS: request.secure, tls: worker.pool.clientTLS()
+        ) { [unowned self] answer in
+            self.authCheck = nil
+            self.reportVerdict(index, service.verdict(for: answer, request: request))
+            self.execute()
+        }
     }
 
     /// A held check's verdict arrived.

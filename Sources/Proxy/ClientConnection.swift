@@ -26,6 +26,8 @@ final class ClientConnection: BufferedSocketDelegate {
     var spool: Spool?
     var fileSpool: Spool?
     var timers: ConnectionTimers!
+    /// The auth service being asked about the current request.
+    var authCheck: AuthServiceClient?
     var closed = false
 
     init(socket: BufferedSocket, peer: SocketAddress, worker: Worker) {

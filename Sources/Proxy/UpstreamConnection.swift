@@ -74,6 +74,7 @@ final class UpstreamPool {
     private var slots: [UpstreamURL: Int] = [:]
     private let caFile: String?
     private var tlsContext: TLSClientContext?
+    private var tlsSetupError: String?
     let maxIdlePerUpstream = 64
     let idleTimeout: Int64
     /// Connections opened and reused, for tests and metrics.
@@ -84,6 +85,18 @@ final class UpstreamPool {
         self.base = base
         self.caFile = caFile
         self.idleTimeout = idleTimeout
+    }
+
+    /// The client TLS context for https upstreams and auth services (`upstream_ca_file`, else
+    /// the system store), made when first needed; `nil` when it cannot be (`tlsSetupError`).
+    func clientTLS() -> TLSClientContext? {
+        if let tlsContext { return tlsContext }
+        do throws(EventLoopError) {
+            tlsContext = try TLSClientContext(caFile: caFile)
+        } catch {
+            tlsSetupError = "\(error)"
+        }
+        return tlsContext
     }
 
     /// An idle connection to `target`, or a new one being connected.
@@ -99,14 +112,10 @@ final class UpstreamPool {
         }
         let tls: TLSClientContext?
         if target.scheme == .https {
-            if tlsContext == nil {
-                do throws(EventLoopError) {
-                    tlsContext = try TLSClientContext(caFile: caFile)
-                } catch {
-                    throw ProxyError(.upstreamUnreachable, detail: "TLS setup failed: \(error)")
-                }
+            guard let context = clientTLS() else {
+                throw ProxyError(.upstreamUnreachable, detail: "TLS setup failed: \(tlsSetupError ?? "")")
             }
-            tls = tlsContext
+            tls = context
         } else {
             tls = nil
         }

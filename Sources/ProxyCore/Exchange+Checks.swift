@@ -12,8 +12,9 @@ extension Exchange {
     /// Runs the route's checks from `first`, in order, until one holds or refuses. Returns
     /// whether they all admitted the request (`false`: it is held, or it was refused).
     mutating func runChecks(from first: Int, date: [UInt8], now: Int64, actions: inout ActionBuffer) -> Bool {
-        guard let checks = route?.checks, first < checks.count else { return true }
-        for index in first..<checks.count {
+        guard let route else { return true }
+        let checks = route.checks
+        for index in first..<max(first, checks.count) {
             switch checks[index].check(checkRequest(now: now)) {
             case .pass:
                 admittedChecks = index + 1
@@ -31,7 +32,32 @@ extension Exchange {
                 return false
             }
         }
-        return true
+        guard let limiter = route.rateLimiter else { return true }
+        return admit(limiter, date: date, now: now, actions: &actions)
+    }
+
+    /// The route's per-client limits, counted under the identity the checks established (else
+    /// the client's address): over one, 429 with `Retry-After`, nothing read of the body.
+    mutating func admit(_ limiter: ClientLimiter, date: [UInt8], now: Int64, actions: inout ActionBuffer) -> Bool {
+        let subject = identity?.subject ?? ""
+        let key: ClientKey = subject.isEmpty ? .address(client) : .identity(subject)
+        let declared: Int64? =
+            switch upstreamFraming {
+            case .length(let length): length
+            case .none: 0
+            default: nil
+            }
+        switch limiter.admit(key: key, declaredBytes: declared, now: now) {
+        case .admitted(let ticket):
+            limiterTicket = ticket
+            return true
+        case .limited(let kind, let seconds):
+            let refusal = Refusal(
+                status: 429, reason: "rate_limit: over the route's \(kind.configKey) per client",
+                fields: [.init("Retry-After", String(seconds))], tally: .rateLimited(limit: kind.rawValue))
+            refused(refusal, date: date, now: now, actions: &actions)
+            return false
+        }
     }
 
     /// The verdict for hold `id` (a check's index) arrived.
@@ -63,10 +89,16 @@ extension Exchange {
         }
     }
 
+    /// The check whose verdict is pending and the request it judges, for the shell to consult.
+    public func pendingCheck(now: Int64) -> (check: any RequestCheck, request: CheckRequest)? {
+        guard let index = heldCheck, let checks = route?.checks, index < checks.count else { return nil }
+        return (checks[index], checkRequest(now: now))
+    }
+
     /// A check authenticated the client.
     mutating func established(_ identity: Identity, tallied: Bool = false) {
         self.identity = identity
-        record.identity = identity.subject
+        record.identity = identity.subject.isEmpty ? nil : identity.subject
         if !tallied { record.tallies.append(.auth(.allowed, reason: identity.method.rawValue)) }
     }
 
@@ -78,11 +110,26 @@ extension Exchange {
 
     /// Tells every check that admitted the request that it ended (once, from `finish`).
     mutating func endChecks(now: Int64) {
+        if let ticket = limiterTicket, let limiter = route?.rateLimiter {
+            limiterTicket = nil
+            limiter.end(ticket, bytes: record.bytesIn, now: now)
+        }
         guard admittedChecks > 0, let checks = route?.checks else { return }
         let request = checkRequest(now: now)
         for check in checks.prefix(admittedChecks) {
             check.ended(request, bytesIn: record.bytesIn, now: now)
         }
         admittedChecks = 0
+    }
+}
+
+extension LimitKind {
+    /// The `rate_limit:` key of this limit, for the client's error body.
+    var configKey: String {
+        switch self {
+        case .requests: "requests_per_second"
+        case .bytes: "bytes_per_minute"
+        case .concurrent: "concurrent uploads"
+        }
     }
 }

@@ -79,6 +79,8 @@ public struct Exchange<Sink: RequestBodySink> {
     var heldCheck: Int?
     /// The route's checks that admitted the request (each hears `ended` once).
     var admittedChecks = 0
+    /// The route's rate limiter admitted the request with this ticket (ended once, at the end).
+    var limiterTicket: ClientLimiter.Ticket?
     /// Who sent the request, once a check established it.
     public internal(set) var identity: Identity?
     /// The multipart type of a body the route rewrites (read from the head).

@@ -33,6 +33,8 @@ public struct Route: Sendable {
     /// Request-level checks run on every request of the route before its body is forwarded
     /// (none by default); set at run time.
     public var checks: [any RequestCheck] = []
+    /// `rate_limit:`: the per-client limits, shared by every worker (after the checks admit).
+    public var rateLimiter: ClientLimiter?
     /// With `auth:`: which request fields never go upstream as sent, and what the identity sets.
     public var authForwarding: AuthForwarding?
     /// `auth:` in a word (`jwt`, `api_keys`, `request`), for `formgate check` and logs.
