@@ -60,6 +60,8 @@ public struct Exchange<Sink: RequestBodySink> {
     let settings: ProxySettings
     /// The client's numeric address (for `X-Forwarded-For`).
     let client: [UInt8]
+    /// Whether the request came over TLS (`X-Forwarded-Proto: https`).
+    let secure: Bool
     /// The request body, de-framed.
     var decoder: BodyDecoder
     /// How the body is framed upstream.
@@ -104,13 +106,15 @@ public struct Exchange<Sink: RequestBodySink> {
     /// - Parameters:
     ///   - requestID: the id to use when the client sent none (or an unusable one).
     ///   - client: the client's numeric address.
+    ///   - secure: whether the request came over TLS.
     public init(
         head: RequestHead, framing: BodyFraming, settings: ProxySettings, requestID: String, client: [UInt8],
-        now: Int64
+        secure: Bool = false, now: Int64
     ) {
         self.head = head
         self.settings = settings
         self.client = client
+        self.secure = secure
         let route = settings.routes.match(path: head.routingPath, host: head.headers.firstValue("Host") ?? [])
         self.route = route
         self.requestID =

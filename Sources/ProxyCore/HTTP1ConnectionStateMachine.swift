@@ -25,6 +25,8 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     var settings: ProxySettings
     var scanner: HeadScanner
     let client: [UInt8]
+    /// Whether the connection runs TLS (its requests go upstream as `X-Forwarded-Proto: https`).
+    let secure: Bool
     let tools: RuleTools
     var random = SecureRandom()
     var date = HTTPDate()
@@ -39,12 +41,14 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     var lastActivity: Int64
 
     /// Creates the machine for a connection accepted at `now` from `client` (its numeric
-    /// address), and arms its idle timer.
+    /// address), over TLS when `secure`, and arms its idle timer.
     public init(
-        settings: ProxySettings, client: [UInt8], tools: RuleTools, now: Int64, actions: inout ActionBuffer
+        settings: ProxySettings, client: [UInt8], secure: Bool = false, tools: RuleTools, now: Int64,
+        actions: inout ActionBuffer
     ) {
         self.settings = settings
         self.client = client
+        self.secure = secure
         self.tools = tools
         self.scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
         self.lastActivity = now

@@ -23,6 +23,7 @@ public enum UpstreamRequestHead {
     static let requestIDName = Array("X-Request-Id".utf8)
     static let hostName = Array("Host".utf8)
     static let http = Array("http".utf8)
+    static let https = Array("https".utf8)
     static let listSeparator: [UInt8] = [UInt8(ascii: ","), 0x20]
 
     /// Request fields FormGate sets itself (or drops: Expect is answered here).
@@ -35,9 +36,10 @@ public enum UpstreamRequestHead {
     /// - Parameters:
     ///   - boundary: the new boundary when the body is re-encoded as multipart.
     ///   - client: the client's numeric address (appended to `X-Forwarded-For`).
+    ///   - secure: whether the client connected over TLS (`X-Forwarded-Proto: https`).
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
-        client: [UInt8], framing: Framing
+        client: [UInt8], secure: Bool = false, framing: Framing
     ) -> RequestHead {
         var headers = request.headers
         let originalHost = headers.firstValue("Host")
@@ -57,7 +59,7 @@ public enum UpstreamRequestHead {
         }
         forwarded.append(contentsOf: client)
         headers.set(name: forwardedForName, value: forwarded)
-        headers.set(name: forwardedProtoName, value: http)
+        headers.set(name: forwardedProtoName, value: secure ? https : http)
         if let originalHost {
             headers.append(name: forwardedHostName, value: originalHost)
         }
