@@ -28,7 +28,9 @@ extension ConfigLoader {
             listeners.append(listener)
         }
         var seen: Set<String> = []
-        for (index, listener) in listeners.enumerated() where !seen.insert(listener.address).inserted {
+        // Port 0 picks a free port per listener: several may ask for it.
+        for (index, listener) in listeners.enumerated()
+        where !listener.address.hasSuffix(":0") && !seen.insert(listener.address).inserted {
             decoder.fail(node.mark, "\(path)[\(index)]", "\(listener.address) is listed twice")
         }
         return decoder.errors.count == errorsBefore ? listeners : nil
