@@ -55,13 +55,7 @@ public enum ConfigLoader {
         for (key, _, value) in entries {
             switch key {
             case "listen":
-                if let text = decoder.string(value, key) {
-                    if isAddress(text) {
-                        config.listen = text
-                    } else {
-                        decoder.fail(value.mark, key, "expected HOST:PORT, found '\(text)'")
-                    }
-                }
+                if let listeners = decodeListeners(value, key, &decoder) { config.listeners = listeners }
             case "admin":
                 if let text = decoder.string(value, key) {
                     if isAddress(text) {
@@ -119,7 +113,9 @@ public enum ConfigLoader {
     static func decodeTimeouts(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into timeouts: inout Timeouts
     ) {
-        let keys: Set<String> = ["header", "idle", "upstream_connect", "upstream_response", "drain"]
+        let keys: Set<String> = [
+            "header", "idle", "upstream_connect", "upstream_response", "drain", "tls_handshake",
+        ]
         for (key, _, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
             guard let milliseconds = decoder.duration(value, join(path, key)) else { continue }
             guard milliseconds > 0 else {
@@ -131,6 +127,7 @@ public enum ConfigLoader {
             case "idle": timeouts.idle = milliseconds
             case "upstream_connect": timeouts.upstreamConnect = milliseconds
             case "drain": timeouts.drain = milliseconds
+            case "tls_handshake": timeouts.tlsHandshake = milliseconds
             default: timeouts.upstreamResponse = milliseconds
             }
         }

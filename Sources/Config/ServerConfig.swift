@@ -4,8 +4,14 @@ public import ProxyCore
 ///
 /// The keys and defaults are DESIGN.md's contract (`conf/formgate.yaml`).
 public struct ServerConfig: Sendable {
-    /// `listen:` the client-facing address.
-    public var listen = "127.0.0.1:8080"
+    /// `listen:` the client-facing listeners, plain or TLS, in the order written.
+    public var listeners = [ListenerConfig(address: "127.0.0.1:8080")]
+    /// The first listener's address; setting it replaces every listener with one plain one
+    /// (`--listen ADDR`).
+    public var listen: String {
+        get { listeners.first?.address ?? "" }
+        set { listeners = [ListenerConfig(address: newValue)] }
+    }
     /// `workers:` event loops (threads); 0 means one per core (`auto`).
     public var workers = 0
     /// `admin:` the admin listener address, if any.

@@ -169,6 +169,9 @@ extension BufferedSocket {
             if connectFailure != nil {
                 connectFailure = nil
                 report([.error])
+            } else if phase == .handshaking {
+                // An accepted TLS socket starts its handshake here (`accepted(base:fd:tls:)`).
+                continueHandshake()
             } else if phase == .resolving, let address = resolution?.address {
                 resolution = nil
                 do throws(EventLoopError) {

@@ -166,8 +166,9 @@ public final class BufferedSocket {
 
     /// Wraps an accepted socket (made non-blocking; closed with the socket).
     ///
-    /// - Parameter tls: a server TLS context: the handshake runs first and `.connected` is
-    ///   reported when it is done.
+    /// - Parameter tls: a server TLS context: the handshake starts on the loop's next turn
+    ///   (after the caller has set the delegate) and `.connected` is reported when it is done,
+    ///   `.error` when it fails. The socket keeps `tls` alive.
     /// - Throws: `EventLoopError` when `fd` is not an open descriptor or the buffers and
     ///   events cannot be made; `fd` is closed then.
     public static func accepted(base: EventBase, fd: Int32, tls: TLSServerContext? = nil)
@@ -180,7 +181,7 @@ public final class BufferedSocket {
                 throw EventLoopError.system("fcntl(O_NONBLOCK)", errno)
             }
             var transport: any SocketTransport = PlainTransport()
-            if let tls { transport = TLSTransport(ssl: try tls.makeSSL()) }
+            if let tls { transport = TLSTransport(ssl: try tls.makeSSL(), settings: tls) }
             socket = try BufferedSocket(
                 base: base, transport: transport, phase: tls == nil ? .open : .handshaking)
         } catch {
@@ -194,7 +195,7 @@ public final class BufferedSocket {
             throw error
         }
         socket.disableNagle()
-        if tls != nil { socket.continueHandshake() } else { socket.updateWriteEvent() }
+        if tls != nil { socket.scheduleDeferred() } else { socket.updateWriteEvent() }
         return socket
     }
 
@@ -275,6 +276,18 @@ public final class BufferedSocket {
     /// Turns off Nagle's algorithm (small heads and chunk trailers go out at once).
     public func setNoDelay() {
         disableNagle()
+    }
+
+    /// The protocol agreed in TLS's ALPN (`http/1.1`), once the handshake is done.
+    public var applicationProtocol: String? { transport.applicationProtocol }
+
+    /// Whether the TLS handshake resumed an earlier session.
+    public var resumedSession: Bool { transport.resumedSession }
+
+    /// Why the TLS handshake failed (after `.error` was reported during it).
+    public var tlsHandshakeError: TLSHandshakeError? {
+        guard phase == .failed else { return nil }
+        return (transport as? TLSTransport)?.handshakeError ?? .closed
     }
 
     /// The OpenSSL error of a failed TLS connection, if any.

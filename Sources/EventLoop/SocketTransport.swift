@@ -34,6 +34,10 @@ protocol SocketTransport: AnyObject {
     var hasBufferedInput: Bool { get }
     /// The reason of the last TLS failure, if any.
     var failureDescription: String? { get }
+    /// The protocol agreed in TLS's ALPN (`http/1.1`), if any.
+    var applicationProtocol: String? { get }
+    /// Whether the TLS handshake resumed an earlier session.
+    var resumedSession: Bool { get }
     /// Binds the transport to the socket's descriptor, once it exists.
     func attach(_ fd: Int32) throws(EventLoopError)
     /// Starts or continues the handshake once connected: `.moved` when done.
@@ -52,6 +56,8 @@ final class PlainTransport: SocketTransport {
     var isTLS: Bool { false }
     var hasBufferedInput: Bool { false }
     var failureDescription: String? { nil }
+    var applicationProtocol: String? { nil }
+    var resumedSession: Bool { false }
 
     func attach(_ fd: Int32) throws(EventLoopError) {}
 

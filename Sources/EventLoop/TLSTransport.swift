@@ -12,6 +12,9 @@ import CLibevent
 /// (accept); the transport frees it.
 final class TLSTransport: SocketTransport {
     private let ssl: OpaquePointer
+    /// What the `SSL`'s contexts and callbacks belong to (a `TLSServerContext`), kept alive as
+    /// long as the connection: a reload may drop every other reference to it.
+    private let settings: AnyObject?
     /// The length of a write that returned WANT_READ/WANT_WRITE: OpenSSL needs it repeated.
     private var retryLength = 0
     private var handshakeDone = false
@@ -21,9 +24,11 @@ final class TLSTransport: SocketTransport {
     /// The largest plaintext record (TLS's 16 KiB).
     static let recordSize = 16 * 1024
 
-    /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting.
-    init(ssl: OpaquePointer) {
+    /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting, and
+    /// keeps `settings` alive until then.
+    init(ssl: OpaquePointer, settings: AnyObject? = nil) {
         self.ssl = ssl
+        self.settings = settings
         // SSL_set_mode returns the new mode bits; it cannot fail.
         _ = SSL_ctrl(
             ssl, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
@@ -41,6 +46,22 @@ final class TLSTransport: SocketTransport {
 
     var isTLS: Bool { true }
     var hasBufferedInput: Bool { !failed && SSL_has_pending(ssl) == 1 }
+
+    var applicationProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// Why the handshake failed, once it has.
+    var handshakeError: TLSHandshakeError? {
+        guard failed, !handshakeDone else { return nil }
+        return TLSHandshakeError(openSSLError: errorCode)
+    }
+
+    var resumedSession: Bool { fg_ssl_session_reused(ssl) == 1 }
 
     var failureDescription: String? {
         guard errorCode != 0 else {

@@ -30,14 +30,15 @@ final class ClientConnection: BufferedSocketDelegate {
     var authCheck: AuthServiceClient?
     var closed = false
 
-    init(socket: BufferedSocket, peer: SocketAddress, worker: Worker) {
+    /// - Parameter secure: whether `socket` runs TLS (its handshake done).
+    init(socket: BufferedSocket, peer: SocketAddress, secure: Bool = false, worker: Worker) {
         self.socket = socket
         self.peer = peer
         self.worker = worker
         self.base = worker.base
         self.peerHost = peer.host
         machine = HTTP1ConnectionStateMachine(
-            settings: worker.settings, client: Array(peerHost.utf8), tools: worker.ruleTools,
+            settings: worker.settings, client: Array(peerHost.utf8), secure: secure, tools: worker.ruleTools,
             now: worker.base.nowMilliseconds, actions: &actions)
         timers = ConnectionTimers(base: worker.base) { [unowned self] id in self.timerFired(id) }
         socket.delegate = self

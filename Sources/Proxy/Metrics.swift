@@ -77,6 +77,9 @@ final class Metrics: Sendable {
         /// Failed `accept()` calls by reason (`AcceptErrorTally.Reason`), zero until one fails.
         var acceptErrors = Dictionary(
             uniqueKeysWithValues: AcceptErrorTally.Reason.allCases.map { ($0.rawValue, 0) })
+        /// Failed TLS handshakes by reason (`TLSHandshake.failureReasons`), zero until one fails.
+        var tlsHandshakeFailures = Dictionary(
+            uniqueKeysWithValues: TLSHandshake.failureReasons.map { ($0, 0) })
         var requestDuration = Histogram()
         var upstreamDuration = Histogram()
         var activeConnections = 0
@@ -211,6 +214,11 @@ final class Metrics: Sendable {
                 "formgate_accept_errors_total",
                 "Failed accept() calls by reason (descriptors, memory, other).",
                 snapshot.acceptErrors, "reason"
+            ),
+            (
+                "formgate_tls_handshake_failures_total",
+                "TLS handshakes that failed or timed out, by reason (closed, version, server_name, other, timeout).",
+                snapshot.tlsHandshakeFailures, "reason"
             ),
         ] {
             family(name, "counter", help, into: &out)

@@ -9,8 +9,15 @@ public import UploadRules
     import Glibc
 #endif
 
-/// One event loop on its own thread: a listener (SO_REUSEPORT), the client connections it
-/// accepted, and an upstream connection pool. Nothing here is shared with other workers.
+/// What a worker listens on: an address and, for a TLS listener, the context it accepts with.
+struct ListenerBinding {
+    var address: SocketAddress
+    var tls: TLSListenerContext?
+}
+
+/// One event loop on its own thread: one listener per configured address (SO_REUSEPORT), the
+/// client connections it accepted (TLS ones once their handshake is done), and an upstream
+/// connection pool. Nothing here is shared with other workers but the TLS contexts.
 final class Worker {
     /// Instructions from the main thread, run on the loop thread.
     enum Command: Sendable {
@@ -39,8 +46,10 @@ final class Worker {
     private(set) var ruleTools = RuleTools(sniffer: Sniffer())
     /// Wakes the loop when hashing progresses (from a hashing thread).
     private var hashingNotifier: Notifier?
-    private var listener: Listener?
+    private var listeners: [Listener] = []
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
+    /// TLS connections whose handshake is under way (they count against `maxConnections`).
+    private var handshakes: [ObjectIdentifier: TLSHandshake] = [:]
     private let maxConnections: Int
     private var acceptErrors = AcceptErrorTally(pause: Listener.errorPauseMilliseconds)
     /// Writes the accept failures counted since the last line, once its interval is over.
@@ -49,7 +58,7 @@ final class Worker {
     /// - Parameter digestPool: the hashing threads every worker shares; without them, large
     ///   parts are hashed on the loop.
     init(
-        config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, address: SocketAddress,
+        config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, listeners: [ListenerBinding],
         digestPool: DigestPool? = nil
     ) throws(EventLoopError) {
         base = try EventBase()
@@ -59,10 +68,14 @@ final class Worker {
         self.metrics = metrics
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
         maxConnections = max(1, config.limits.connections / workers)
-        listener = try Listener(
-            base: base, address: address, reusePort: true,
-            onAcceptError: { [unowned self] error in self.acceptFailed(errno: error) },
-            onAccept: { [unowned self] fd, peer in self.accept(fd, peer) })
+        for binding in listeners {
+            let tls = binding.tls
+            self.listeners.append(
+                try Listener(
+                    base: base, address: binding.address, reusePort: true,
+                    onAcceptError: { [unowned self] error in self.acceptFailed(errno: error) },
+                    onAccept: { [unowned self] fd, peer in self.accept(fd, peer, tls: tls) }))
+        }
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
         acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
         if let digestPool {
@@ -94,9 +107,10 @@ final class Worker {
                 config = newConfig
             case .drain:
                 draining = true
-                listener?.disable()
-                listener = nil
+                for listener in listeners { listener.disable() }
+                listeners.removeAll()
                 pool.closeAll()
+                for handshake in Array(handshakes.values) { handshake.abandon() }
                 for client in Array(clients.values) { client.drain() }
                 stopIfDrained()
             }
@@ -104,18 +118,50 @@ final class Worker {
     }
 
     private func stopIfDrained() {
-        if draining, clients.isEmpty { base.stop() }
+        if draining, clients.isEmpty, handshakes.isEmpty { base.stop() }
     }
 
-    /// The address the listener is bound to.
-    var address: SocketAddress? { listener?.boundAddress }
+    /// The addresses the listeners are bound to, in configuration order.
+    var addresses: [SocketAddress?] { listeners.map(\.boundAddress) }
 
-    private func accept(_ fd: Int32, _ peer: SocketAddress) {
-        guard let socket = try? BufferedSocket.accepted(base: base, fd: fd) else { return }
-        let client = ClientConnection(socket: socket, peer: peer, worker: self)
+    /// Open connections, handshaking ones included.
+    private var connectionCount: Int { clients.count + handshakes.count }
+
+    /// A TLS listener's connection waits for its handshake (reading the listener's current
+    /// context once); a plain one starts serving.
+    private func accept(_ fd: Int32, _ peer: SocketAddress, tls: TLSListenerContext?) {
+        if let tls {
+            guard let socket = try? BufferedSocket.accepted(base: base, fd: fd, tls: tls.current) else {
+                return
+            }
+            let handshake = TLSHandshake(
+                socket: socket, peer: peer, worker: self, timeoutMilliseconds: config.timeouts.tlsHandshake)
+            handshakes[ObjectIdentifier(handshake)] = handshake
+        } else {
+            guard let socket = try? BufferedSocket.accepted(base: base, fd: fd) else { return }
+            serve(socket, peer: peer, secure: false)
+        }
+        if connectionCount >= maxConnections { for listener in listeners { listener.disable() } }
+    }
+
+    private func serve(_ socket: BufferedSocket, peer: SocketAddress, secure: Bool) {
+        let client = ClientConnection(socket: socket, peer: peer, secure: secure, worker: self)
         clients[ObjectIdentifier(client)] = client
         metrics.update { $0.activeConnections += 1 }
-        if clients.count >= maxConnections { listener?.disable() }
+    }
+
+    /// A TLS handshake is done: the connection serves HTTP.
+    func handshakeFinished(_ handshake: TLSHandshake) {
+        guard handshakes.removeValue(forKey: ObjectIdentifier(handshake)) != nil else { return }
+        serve(handshake.socket, peer: handshake.peer, secure: true)
+    }
+
+    /// A TLS handshake failed or timed out (counted under `reason`), or was abandoned (`nil`);
+    /// its socket is closed.
+    func handshakeFailed(_ handshake: TLSHandshake, reason: String?) {
+        guard handshakes.removeValue(forKey: ObjectIdentifier(handshake)) != nil else { return }
+        if let reason { metrics.update { $0.tlsHandshakeFailures[reason, default: 0] += 1 } }
+        connectionEnded()
     }
 
     /// `accept()` failed (the listener already paused): counted, and logged at most once per
@@ -143,7 +189,11 @@ final class Worker {
     func closed(_ client: ClientConnection) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         metrics.update { $0.activeConnections -= 1 }
-        if clients.count < maxConnections { listener?.enable() }
+        connectionEnded()
+    }
+
+    private func connectionEnded() {
+        if connectionCount < maxConnections { for listener in listeners { listener.enable() } }
         stopIfDrained()
     }
 
@@ -210,6 +260,7 @@ final class Worker {
     func run() {
         base.run()
         pool.closeAll()
+        for handshake in Array(handshakes.values) { handshake.abandon() }
         for client in clients.values { client.close() }
     }
 
@@ -227,7 +278,8 @@ public final class ProxyServer: @unchecked Sendable {
     let metrics: Metrics
     private let accessLog: AccessLog
 
-    /// Binds every worker's listener (so errors surface before serving).
+    /// Loads the TLS listeners' certificates and binds every worker's listeners (so errors
+    /// surface before serving).
     ///
     /// - Parameter digestPool: the hashing threads every worker's digests share (each worker
     ///   queues into them and hears of progress through its notifier); without a pool, digests
@@ -241,14 +293,26 @@ public final class ProxyServer: @unchecked Sendable {
         let metrics = Metrics()
         metrics.droppedLogLines = { log.writer.dropped }
         self.metrics = metrics
-        var address = try SocketAddress(parsing: config.listen)
-        try Listener.checkAvailable(address)
+        var bindings: [ListenerBinding] = []
+        for listener in config.listeners {
+            let address = try SocketAddress(parsing: listener.address)
+            try Listener.checkAvailable(address)
+            let tls = try listener.tls.map { settings throws(EventLoopError) in
+                try TLSListenerContext(address: listener.address, settings: settings)
+            }
+            bindings.append(ListenerBinding(address: address, tls: tls))
+        }
+        tlsContexts = bindings.compactMap(\.tls)
+        secureListeners = bindings.map { $0.tls != nil }
         for _ in 0..<count {
             let worker = try Worker(
-                config: config, workers: count, log: log, metrics: metrics, address: address,
+                config: config, workers: count, log: log, metrics: metrics, listeners: bindings,
                 digestPool: digestPool)
-            // With port 0 the first listener picks a port; the others join it (SO_REUSEPORT).
-            if let bound = worker.address { address = bound }
+            // With port 0 the first worker's listeners pick ports; the others join them
+            // (SO_REUSEPORT).
+            for (index, bound) in worker.addresses.enumerated() {
+                if let bound { bindings[index].address = bound }
+            }
             workers.append(worker)
         }
         if let adminListen = config.admin {
@@ -257,8 +321,19 @@ public final class ProxyServer: @unchecked Sendable {
         }
     }
 
-    /// The address clients connect to.
-    public var address: SocketAddress? { workers.first?.address }
+    /// The TLS listeners' contexts, replaced by `reloadCertificates(_:)`.
+    private var tlsContexts: [TLSListenerContext] = []
+    /// Which listeners run TLS, in configuration order.
+    private var secureListeners: [Bool] = []
+
+    /// The first listener's address.
+    public var address: SocketAddress? { addresses.first?.address }
+
+    /// Every listener's bound address, in configuration order, and whether it runs TLS.
+    public var addresses: [(address: SocketAddress, tls: Bool)] {
+        guard let worker = workers.first else { return [] }
+        return zip(worker.addresses, secureListeners).compactMap { address, tls in address.map { ($0, tls) } }
+    }
 
     private var admin: AdminServer?
     private var adminThread: EventLoopThread?
@@ -298,6 +373,27 @@ public final class ProxyServer: @unchecked Sendable {
         for worker in workers { worker.send(.reload(config)) }
         admin?.upstream.withLock { $0 = config.upstream }
         metrics.update { $0.reloads += 1 }
+    }
+
+    /// Loads every TLS listener's certificates again from `config` (the files may have changed
+    /// even when the configuration did not): new connections get them, connections already
+    /// open keep theirs. A listener whose files do not load keeps its running certificates;
+    /// the errors are returned, one per such listener. Listeners are matched by address: a
+    /// listener added or removed needs a restart.
+    public func reloadCertificates(_ config: ServerConfig) -> [String] {
+        var errors: [String] = []
+        for context in tlsContexts {
+            guard let settings = config.listeners.first(where: { $0.address == context.address })?.tls else {
+                errors.append("\(context.address): no longer a TLS listener (takes effect at the next start)")
+                continue
+            }
+            do throws(EventLoopError) {
+                try context.reload(settings)
+            } catch {
+                errors.append("\(context.address): \(error.message)")
+            }
+        }
+        return errors
     }
 
     /// Reopens the access log file (SIGUSR1, after logrotate moved it).

@@ -11,6 +11,9 @@ public struct Timeouts: Sendable, Equatable {
     public var upstreamResponse: Int64 = 60_000
     /// On SIGTERM, how long requests in flight may take to finish before FormGate exits.
     public var drain: Int64 = 30_000
+    /// A client on a TLS listener must finish its handshake within this (from the accept);
+    /// after it, the connection is closed and counted, without an access log line.
+    public var tlsHandshake: Int64 = 10_000
 
     public init() {}
 }

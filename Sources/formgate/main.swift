@@ -175,9 +175,10 @@ func runProxy(_ arguments: [String]) -> Never {
         fail("\(error)")
     }
     let log = ErrorLog.shared
+    let listening = server.addresses.map { "\($0.address)\($0.tls ? " (TLS)" : "")" }.joined(separator: ", ")
     log.write(
         .info,
-        "\(version) listening on \(server.address?.description ?? config.listen), upstream \(config.upstream), "
+        "\(version) listening on \(listening.isEmpty ? config.listen : listening), upstream \(config.upstream), "
             + "\(config.effectiveWorkers) workers" + (server.adminAddress.map { ", admin on \($0)" } ?? ""))
     var current = config
     while true {
@@ -193,10 +194,20 @@ func runProxy(_ arguments: [String]) -> Never {
             case .success(var next):
                 if let listen { next.listen = listen }
                 if let upstream, let url = UpstreamURL(parsing: upstream) { next.upstream = url }
-                if next.listen != current.listen || next.workers != current.workers {
-                    log.write(.warn, "reload: listen and workers take effect at the next start")
+                if next.listeners.map(\.address) != current.listeners.map(\.address)
+                    || next.listeners.map({ $0.tls == nil }) != current.listeners.map({ $0.tls == nil })
+                    || next.workers != current.workers
+                {
+                    log.write(
+                        .warn,
+                        "reload: listeners added, removed or changed to or from TLS, and workers, take effect at the next start"
+                    )
                 }
                 server.reload(next)
+                // The certificate files are read again even when the configuration is unchanged.
+                for error in server.reloadCertificates(next) {
+                    log.write(.error, "reload: TLS certificates kept for \(error)")
+                }
                 current = next
                 log.write(.info, "configuration reloaded from \(configPath)")
             case .failure(let errors):
