@@ -43,7 +43,7 @@ let package = Package(
         .target(
             name: "ProxyCore",
             dependencies: [
-                "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
+                "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth", "CCrypto",
             ],
             swiftSettings: strict),
         .target(

@@ -173,7 +173,7 @@ add("keys", "empty-key", request("/keys", "X-Api-Key: \r\n"), 401)
 add("keys", "huge-key", request("/keys", "X-Api-Key: " + "k" * 20000 + "\r\n"), 401)
 add("keys", "key-with-trailing-space-variant", request("/keys", f"X-Api-Key: {API_KEY}x\r\n"), 401)
 
-# --- the auth-service route (/service): the service (Tests/ProxyIntegrationTests/Resources/garbage_auth_service.py) answers as X-Service-Mode says
+# --- the auth-service route (/service): the service (Tests/ProxyIntegrationTests/Resources/auth_service.py) answers as X-Service-Mode says
 add("service", "control-allow", request("/service", "X-Service-Mode: allow\r\n"), 200, "accepted")
 add("service", "forged-identity-header", request("/service", "X-Service-Mode: allow\r\nX-User-Id: root\r\n"), 200,
     "accepted", reason="the client's X-User-Id is replaced by the service's (AuthHostileTests checks the upstream)")

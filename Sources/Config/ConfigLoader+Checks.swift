@@ -43,6 +43,9 @@ extension ConfigLoader {
                 decoder.fail(mark, join(path, "jwt.jwks_file"), "\(file): \(error)")
                 return nil
             }
+            for skipped in keys.skipped {
+                decoder.warn(mark, join(path, "jwt.jwks_file"), "\(file): skipped \(skipped)")
+            }
         } else {
             do throws(JWKError) {
                 keys = JWKSet(keys: [try JWK.sharedSecret(Array((spec.secret ?? "").utf8))])

@@ -39,7 +39,8 @@ public enum ConfigLoader {
                 ]))
         }
         var decoder = ValueDecoder(file: file, environment: environment)
-        let config = decodeServer(root, &decoder)
+        var config = decodeServer(root, &decoder)
+        config.warnings = decoder.warnings.map(\.description)
         return decoder.errors.isEmpty ? .success(config) : .failure(ConfigErrors(decoder.errors))
     }
 

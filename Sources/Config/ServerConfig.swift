@@ -35,6 +35,9 @@ public struct ServerConfig: Sendable {
     public var underscoresInHeaders = false
     /// `routes:` in the order written, compiled for matching (the longest path prefix wins).
     public var routes = RouteTable()
+    /// What the file loaded with but an operator should hear (`FILE:LINE:COL: key: message`):
+    /// JWKS keys that were skipped. `formgate check` prints them; `run` writes them to stderr.
+    public var warnings: [String] = []
 
     public init() {}
 

@@ -4,6 +4,13 @@ struct ValueDecoder {
     let file: String
     let environment: [String: String]
     var errors: [ConfigError] = []
+    /// Problems that do not refuse the file (keys of a JWKS that cannot be used).
+    var warnings: [ConfigError] = []
+
+    mutating func warn(_ mark: SourceMark, _ path: String, _ message: String) {
+        warnings.append(
+            ConfigError(file: file, line: mark.line, column: mark.column, keyPath: path, message: message))
+    }
 
     mutating func fail(_ mark: SourceMark, _ path: String, _ message: String) {
         errors.append(

@@ -1,5 +1,5 @@
 import HTTP1
-public import UploadRules
+import UploadRules
 
 /// `auth: { request: … }`: an auth service decides, as nginx's `auth_request` and Envoy's
 /// HTTP `ext_authz` do. The check holds the request; the shell sends the subrequest

@@ -119,7 +119,6 @@ public struct Exchange<Sink: RequestBodySink> {
         head: RequestHead, framing: BodyFraming, settings: ProxySettings, requestID: String, client: [UInt8],
         secure: Bool = false, now: Int64
     ) {
-        self.secure = secure
         self.head = head
         self.settings = settings
         self.client = client

@@ -71,6 +71,7 @@ func runCheck(_ arguments: [String]) -> Never {
     let configPath =
         options(arguments, command: "check", values: ["--config"])["--config"] ?? "conf/formgate.yaml"
     let config = loadConfig(configPath)
+    for warning in config.warnings { print("warning: \(warning)") }
     print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
     exit(0)
 }
@@ -159,6 +160,7 @@ func runProxy(_ arguments: [String]) -> Never {
         config.upstream = url
     }
     fitConnections(&config)
+    for warning in config.warnings { ErrorLog.shared.write(.warn, warning) }
     signal(SIGPIPE, SIG_IGN)
     var signals = sigset_t()
     sigemptyset(&signals)
@@ -192,6 +194,7 @@ func runProxy(_ arguments: [String]) -> Never {
         if received == SIGHUP {
             switch ConfigLoader.load(path: configPath) {
             case .success(var next):
+                for warning in next.warnings { log.write(.warn, "reload: \(warning)") }
                 if let listen { next.listen = listen }
                 if let upstream, let url = UpstreamURL(parsing: upstream) { next.upstream = url }
                 if next.listeners.map(\.address) != current.listeners.map(\.address)

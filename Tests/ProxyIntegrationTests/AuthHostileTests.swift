@@ -62,7 +62,7 @@ import Testing
         #expect(cases.count >= 40)
         let service = try ServerProcess(
             try python3(),
-            [UpstreamServerTests.resources.appendingPathComponent("garbage_auth_service.py").path])
+            [UpstreamServerTests.resources.appendingPathComponent("auth_service.py").path])
         defer { service.stop() }
         let upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
         let path = NSTemporaryDirectory() + "formgate-auth-hostile-\(UUID().uuidString).yaml"

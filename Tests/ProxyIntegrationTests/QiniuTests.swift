@@ -59,4 +59,52 @@ import Testing
         #expect(answer["fields"] as? [String] == ["key", "token", "x:album"])
         #expect(!proxy.stdout.contains("test-sk"))
     }
+
+    /// Each authenticated client may write only under its own prefix: the token's scope is
+    /// `photos:users/{auth:sub}/…`, so a key outside it is refused by the mock (as by Qiniu).
+    @Test func theTokenScopeHoldsTheClientToItsPrefix() throws {
+        let mock = try ServerProcess(
+            try python3(),
+            [UpstreamServerTests.resources.appendingPathComponent("qiniu_mock.py").path, "test-ak", "test-sk", "photos"])
+        defer { mock.stop() }
+        let keys = NSTemporaryDirectory() + "formgate-qiniu-keys-\(UUID().uuidString).txt"
+        try "alice: \(Digest.hex(Array("key-alice-0123456789".utf8)))\nbob: \(Digest.hex(Array("key-bob-0123456789".utf8)))\n"
+            .write(toFile: keys, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let proxy = try startProxy(
+            """
+            upstream: \(mock.url)
+            routes:
+              - match: { path: /upload }
+                request_body: buffer
+                auth: { api_keys: { file: \(keys) } }
+                multipart:
+                  drop_fields: [token]
+                  rename_fields: { upload: file }
+                  inject:
+                    - { name: token, before: file, qiniu: { access_key: test-ak, secret_key: test-sk, scope: "photos:users/{auth:sub}/{filename}", endUser: "{auth:sub}", ttl: 1h } }
+
+            """, workers: 1)
+        defer { proxy.stop() }
+        let file = NSTemporaryDirectory() + "formgate-qiniu-\(UUID().uuidString).jpg"
+        let content = Array((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try Data(content).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func upload(apiKey: String, key: String) throws -> [String: Any] {
+            let result = try run(
+                try tool("curl"),
+                ["-sS", "-H", "X-Api-Key: \(apiKey)", "-F", "key=\(key)", "-F", "upload=@\(file);filename=cat.jpg",
+                 proxy.url + "/upload"])
+            return try jsonObject(result.output)
+        }
+        let own = try upload(apiKey: "key-alice-0123456789", key: "users/alice/cat.jpg")
+        #expect(own["error"] == nil, "\(own)")
+        #expect(own["key"] as? String == "users/alice/cat.jpg")
+        #expect(own["sha256"] as? String == Digest.hex(content))
+        let intruder = try upload(apiKey: "key-bob-0123456789", key: "users/alice/cat.jpg")
+        #expect(intruder["error"] as? String == "scope mismatch", "\(intruder)")
+        #expect(intruder["scope"] as? String == "photos:users/bob/cat.jpg")
+        let log = proxy.accessLog(atLeast: 2)
+        #expect(log.compactMap { $0["identity"] as? String } == ["alice", "bob"])
+    }
 }
