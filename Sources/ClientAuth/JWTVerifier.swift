@@ -43,7 +43,8 @@ public struct JWTVerifier: Sendable {
         let dot = UInt8(ascii: ".")
         guard let firstDot = token.firstIndex(of: dot),
             let secondDot = token[(firstDot + 1)...].firstIndex(of: dot),
-            !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1
+            !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1,
+            secondDot + 1 < token.count
         else { return .failure(.malformed) }
         let header = UnsafeBufferPointer(rebasing: token[0..<firstDot])
         let payload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
