@@ -43,8 +43,7 @@ public struct JWTVerifier: Sendable {
         let dot = UInt8(ascii: ".")
         guard let firstDot = token.firstIndex(of: dot),
             let secondDot = token[(firstDot + 1)...].firstIndex(of: dot),
-            !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1,
-            secondDot + 1 < token.count
+            !token[(secondDot + 1)...].contains(dot), firstDot > 0, secondDot > firstDot + 1
         else { return .failure(.malformed) }
         let header = UnsafeBufferPointer(rebasing: token[0..<firstDot])
         let payload = UnsafeBufferPointer(rebasing: token[(firstDot + 1)..<secondDot])
@@ -54,6 +53,9 @@ public struct JWTVerifier: Sendable {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: token.count) { scratch in
             Result { () throws(JWTRejection) -> VerifiedToken in
                 let (algorithm, key) = try selectKey(try decodeObject(header, into: scratch))
+                // After the header, so that `alg: none` with its empty signature is named
+                // `unsupported_algorithm`; for any real algorithm an empty one is malformed.
+                guard !signature.isEmpty else { throw .malformed }
                 let signatureBytes = try decode(signature, into: scratch)
                 guard
                     key.verify(

@@ -78,8 +78,7 @@ import Testing
         #expect(rejection(try verify(maker.token(header: header, claims: claims()))) == .unsupportedAlgorithm)
         // `none` with an empty signature, as an attacker would send it.
         let unsigned = base64url(header) + "." + base64url(claims()) + "."
-        let reason = rejection(try verify(unsigned))
-        #expect(reason == .malformed || reason == .unsupportedAlgorithm)
+        #expect(rejection(try verify(unsigned)) == .unsupportedAlgorithm)
     }
 
     @Test func anRSAPublicKeyIsNeverAnHMACSecret() throws {
