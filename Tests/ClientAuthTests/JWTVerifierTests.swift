@@ -169,6 +169,33 @@ import Testing
         #expect(rejection(try verify(String(repeating: "A", count: 70000))) == .tooLarge)
     }
 
+    @Test func everySingleByteChangeIsRefused() throws {
+        let token = Array(maker.token(header: #"{"alg":"HS256","typ":"JWT"}"#, claims: claims()).utf8)
+        let verifier = try secretVerifier(secret)
+        #expect(rejection(verifier.verify(token, now: now)) == nil)
+        var refused = 0
+        for index in token.indices {
+            for replacement in [UInt8(ascii: "A"), UInt8(ascii: "_"), UInt8(ascii: "."), 0x00, 0xFF] {
+                guard token[index] != replacement else { continue }
+                var changed = token
+                changed[index] = replacement
+                if rejection(verifier.verify(changed, now: now)) != nil { refused += 1 }
+            }
+            // Cut at every point, and one byte dropped at every point.
+            if rejection(verifier.verify(token[..<index], now: now)) != nil { refused += 1 }
+            var shorter = token
+            shorter.remove(at: index)
+            if rejection(verifier.verify(shorter, now: now)) != nil { refused += 1 }
+        }
+        let attempts = token.indices.reduce(0) { total, index in
+            total + 2
+                + [UInt8(ascii: "A"), UInt8(ascii: "_"), UInt8(ascii: "."), 0x00, 0xFF].filter {
+                    $0 != token[index]
+                }.count
+        }
+        #expect(refused == attempts)
+    }
+
     @Test func acceptsNonContiguousTokens() throws {
         let token = Array(maker.token(header: #"{"alg":"HS256"}"#, claims: claims()).utf8)
         let verifier = try secretVerifier(secret)

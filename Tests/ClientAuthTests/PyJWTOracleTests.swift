@@ -74,6 +74,7 @@ import Testing
             }
         }
         #expect(accepted == 13)
-        #expect(algorithms == [.hs256, .hs384, .hs512, .rs256, .rs384, .rs512, .ps256, .es256, .es384, .edDSA])
+        #expect(
+            algorithms == [.hs256, .hs384, .hs512, .rs256, .rs384, .rs512, .ps256, .es256, .es384, .edDSA])
     }
 }
