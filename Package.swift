@@ -74,7 +74,7 @@ let package = Package(
         ),
         .executableTarget(name: "JWTBench", dependencies: ["ClientAuth", "CCrypto"], swiftSettings: strict),
         .testTarget(
-            name: "ClientAuthTests", dependencies: ["ClientAuth", "HTTPCore", "HTTP1"],
+            name: "ClientAuthTests", dependencies: ["ClientAuth", "HTTPCore", "HTTP1", "CCrypto"],
             exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),

@@ -18,6 +18,13 @@ public struct JWKSet: Sendable {
         /// Why it was skipped.
         public var reason: JWKError
 
+        /// Creates a record of a skipped key.
+        public init(index: Int, keyID: String?, reason: JWKError) {
+            self.index = index
+            self.keyID = keyID
+            self.reason = reason
+        }
+
         public var description: String {
             "key \(index)" + (keyID.map { " (kid \"\($0)\")" } ?? "") + ": \(reason)"
         }

@@ -53,6 +53,9 @@ public struct JWTVerifier: Sendable {
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: token.count) { scratch in
             Result { () throws(JWTRejection) -> VerifiedToken in
                 let (algorithm, key) = try selectKey(try decodeObject(header, into: scratch))
+                // After the header, so that `alg: none` with its empty signature is named
+                // `unsupported_algorithm`; for any real algorithm an empty one is malformed.
+                guard !signature.isEmpty else { throw .malformed }
                 let signatureBytes = try decode(signature, into: scratch)
                 guard
                     key.verify(
