@@ -43,7 +43,8 @@ let package = Package(
         .target(
             name: "ProxyCore",
             dependencies: [
-                "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth", "CCrypto",
+                "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
+                "CCrypto",
             ],
             swiftSettings: strict),
         .target(

@@ -73,7 +73,10 @@ add("jwt", "empty-bearer", request("/jwt", "Authorization: Bearer\r\n"), 401)
 add("jwt", "bearer-spaces-only", request("/jwt", "Authorization: Bearer    \r\n"), 401)
 add("jwt", "two-authorization-fields", request("/jwt", bearer(good) + bearer(good)), 401,
     reason="two credentials are ambiguous (RFC 6750 §3.1 invalid_request)")
-add("jwt", "authorization-flood", request("/jwt", bearer("x") * 300 + bearer(good)), 401)
+add("jwt", "authorization-flood", request("/jwt", bearer("x") * 300 + bearer(good)), 400,
+    reason="more fields than the head parser takes: refused as malformed HTTP before auth runs")
+add("jwt", "authorization-fields-within-limits", request("/jwt", bearer("x") * 40 + bearer(good)), 401,
+    reason="41 credentials are ambiguous")
 add("jwt", "over-header-limit", request("/jwt", bearer("a" * 40000)), 431,
     reason="the head is over limits.header_bytes before any token is read")
 add("jwt", "over-token-limit", request("/jwt", bearer(token(claims={"sub": "alice", "iss": "hostile",
@@ -131,7 +134,8 @@ jwks = {"keys": [
     {"kty": "EC", "kid": "ec-off-curve", "crv": "P-256", "x": b64(b"\x01" * 32), "y": b64(b"\x02" * 32)},
     {"kty": "OKP", "kid": "x25519", "crv": "X25519", "x": b64(b"\x09" * 32)},
     {"kty": "oct", "kid": "enc-use", "use": "enc", "k": b64(b"e" * 32)},
-    {"kty": "oct", "kid": "private-rsa", "alg": "HS256", "k": b64(b"p" * 32), "d": "AAAA"},
+    {"kty": "oct", "kid": "short-oct", "alg": "HS256", "k": b64(b"s" * 16)},
+    {"kty": "RSA", "kid": "private-rsa", "n": b64(b"\xc3" * 256), "e": "AQAB", "d": b64(b"\x01" * 256)},
     {"kty": "weird", "kid": "unknown-kty"},
 ]}
 with open(os.path.join(OUT, "jwks.json"), "w") as handle:
@@ -145,9 +149,11 @@ add("jwks", "control-good-kid", request("/jwks", bearer(jwks_token("good"))), 20
 add("jwks", "unknown-kid", request("/jwks", bearer(jwks_token("nobody"))), 401)
 add("jwks", "kid-number", request("/jwks", bearer(token(header={"alg": "HS256", "kid": 7}, key=JWKS_SECRET))), 401)
 add("jwks", "kid-huge", request("/jwks", bearer(jwks_token("k" * 5000))), 401)
-for kid in ["short-rsa", "ec-no-y", "ec-off-curve", "x25519", "enc-use", "private-rsa", "unknown-kty"]:
-    add("jwks", f"odd-key-{kid}", request("/jwks", bearer(jwks_token(kid, key=b"p" * 32 if kid == "private-rsa" else b"e" * 32))), 401,
-        reason="the key was skipped when jwks.json loaded")
+for kid, key in [("short-rsa", b"e" * 32), ("ec-no-y", b"e" * 32), ("ec-off-curve", b"e" * 32),
+                 ("x25519", b"e" * 32), ("enc-use", b"e" * 32), ("short-oct", b"s" * 16), ("private-rsa", b"e" * 32),
+                 ("unknown-kty", b"e" * 32)]:
+    add("jwks", f"odd-key-{kid}", request("/jwks", bearer(jwks_token(kid, key=key))), 401,
+        reason="the key was skipped when jwks.json loaded (a token signed with its secret is refused)")
 add("jwks", "rs256-with-oct-kid", request("/jwks", bearer(jwks_token("good", alg="RS256"))), 401)
 
 # --- the cookie route (/cookie): token_from: { cookie: session }

@@ -62,9 +62,9 @@ public struct JSONNumber: Equatable, Sendable {
     }
 
     /// The value as a whole number of seconds for a NumericDate (RFC 7519 section 2):
-    /// fractions are truncated toward negative infinity, and values outside `Int64` are
-    /// clamped to its range.
-    public var numericDate: Int64 {
+    /// fractions are truncated toward negative infinity; `nil` for a value outside `Int64`
+    /// (`1e400` reads as infinity: a date no clock reaches is not a date, as PyJWT also refuses).
+    public var numericDate: Int64? {
         // Doubles hold every integer below 2^53 exactly, and the parser made integer
         // literals of up to 15 digits without rounding.
         if doubleValue == doubleValue.rounded(.towardZero), abs(doubleValue) < 1e15 {
@@ -72,9 +72,7 @@ public struct JSONNumber: Equatable, Sendable {
         }
         if let exact = Int64(literal) { return exact }
         let floored = doubleValue.rounded(.down)
-        if floored.isNaN { return 0 }
-        if floored >= 9.2e18 { return Int64.max }
-        if floored <= -9.2e18 { return Int64.min }
+        guard floored.isFinite, floored < 9.2e18, floored > -9.2e18 else { return nil }
         return Int64(floored)
     }
 

@@ -70,7 +70,7 @@ extension JWTVerifier {
 
     /// A NumericDate (RFC 7519 section 2): a JSON number of seconds, fractions floored.
     private static func numericDate(_ value: JSONValue) throws(JWTRejection) -> Int64 {
-        guard let number = value.numberValue else { throw .malformed }
-        return number.numericDate
+        guard let date = value.numberValue?.numericDate else { throw .malformed }
+        return date
     }
 }

@@ -4,7 +4,9 @@ import UploadRules
 extension ConfigLoader {
     /// `auth:` — exactly one of `jwt`, `request`, `api_keys`.
     static func decodeAuth(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> AuthSpec? {
-        guard let entries = decoder.mapping(node, path, allowed: ["jwt", "request", "api_keys"]) else { return nil }
+        guard let entries = decoder.mapping(node, path, allowed: ["jwt", "request", "api_keys"]) else {
+            return nil
+        }
         guard entries.count == 1, let (key, _, value) = entries.first else {
             decoder.fail(node.mark, path, "give exactly one of jwt, request, api_keys")
             return nil
@@ -79,12 +81,15 @@ extension ConfigLoader {
     {
         if case .scalar(let text, _, _) = node {
             guard text == "bearer" else {
-                decoder.fail(node.mark, path, "expected bearer, { header: NAME }, { cookie: NAME } or { query: NAME }")
+                decoder.fail(
+                    node.mark, path, "expected bearer, { header: NAME }, { cookie: NAME } or { query: NAME }")
                 return nil
             }
             return .bearer
         }
-        guard let entries = decoder.mapping(node, path, allowed: ["header", "cookie", "query"]) else { return nil }
+        guard let entries = decoder.mapping(node, path, allowed: ["header", "cookie", "query"]) else {
+            return nil
+        }
         guard entries.count == 1, let (key, _, value) = entries.first,
             let name = decoder.string(value, join(path, key)), !name.isEmpty
         else {
@@ -107,7 +112,8 @@ extension ConfigLoader {
         -> AuthServiceSpec?
     {
         let keys: Set<String> = [
-            "url", "timeout", "identity_headers", "forward_headers", "cache_ttl", "on_error", "subject_header",
+            "url", "timeout", "identity_headers", "forward_headers", "cache_ttl", "on_error",
+            "subject_header",
             "forward_identity",
         ]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
@@ -123,8 +129,11 @@ extension ConfigLoader {
             switch key {
             case "timeout":
                 if let milliseconds = decoder.duration(value, keyPath) {
-                    if milliseconds > 0 { spec.timeoutMilliseconds = milliseconds }
-                    else { decoder.fail(value.mark, keyPath, "must be more than 0") }
+                    if milliseconds > 0 {
+                        spec.timeoutMilliseconds = milliseconds
+                    } else {
+                        decoder.fail(value.mark, keyPath, "must be more than 0")
+                    }
                 }
             case "identity_headers": spec.identityHeaders = headerNames(value, keyPath, &decoder)
             case "forward_headers": spec.forwardHeaders = headerNames(value, keyPath, &decoder)
@@ -148,7 +157,8 @@ extension ConfigLoader {
         return spec
     }
 
-    static func decodeAPIKeys(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> APIKeysSpec? {
+    static func decodeAPIKeys(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> APIKeysSpec?
+    {
         if case .scalar = node {
             return decoder.string(node, path).map { APIKeysSpec(file: $0) }
         }
@@ -200,13 +210,18 @@ extension ConfigLoader {
                 if let rate = Double(text), rate > 0, rate <= 1_000_000 {
                     spec.requestsPerSecond = rate
                 } else {
-                    decoder.fail(value.mark, keyPath, "expected a rate above 0 (0.5 is one request every 2 s)")
+                    decoder.fail(
+                        value.mark, keyPath, "expected a rate above 0 (0.5 is one request every 2 s)")
                 }
             case "burst": spec.burst = decoder.int(value, keyPath, range: 1...1_000_000)
             case "concurrent": spec.concurrent = decoder.int(value, keyPath, range: 1...1_000_000)
             default:
                 if let size = decoder.size(value, keyPath) {
-                    if size > 0 { spec.bytesPerMinute = size } else { decoder.fail(value.mark, keyPath, "must be more than 0") }
+                    if size > 0 {
+                        spec.bytesPerMinute = size
+                    } else {
+                        decoder.fail(value.mark, keyPath, "must be more than 0")
+                    }
                 }
             }
         }
@@ -228,7 +243,8 @@ extension ConfigLoader {
         return rules.inject.contains { injection in
             switch injection.value {
             case .template(let template): template.usesIdentity
-            case .qiniu(let policy): policy.scope.usesIdentity || policy.extra.contains { $0.value.usesIdentity }
+            case .qiniu(let policy):
+                policy.scope.usesIdentity || policy.extra.contains { $0.value.usesIdentity }
             }
         }
     }

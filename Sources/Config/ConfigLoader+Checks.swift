@@ -6,17 +6,21 @@ extension ConfigLoader {
     /// Loads a route's `auth:` (keys, key files) into its request check, and what the route
     /// strips from and sets in the forwarded head.
     static func addAuth(
-        _ spec: AuthSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder, to route: inout Route
+        _ spec: AuthSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder,
+        to route: inout Route
     ) {
         var forwarding = route.authForwarding ?? AuthForwarding()
         switch spec {
         case .jwt(let jwt):
-            guard let check = jwtCheck(jwt, mark, path, &decoder, claimNames: claimNames(route)) else { return }
+            guard let check = jwtCheck(jwt, mark, path, &decoder, claimNames: claimNames(route)) else {
+                return
+            }
             route.checks.append(check)
             if !jwt.forwardToken, let field = tokenField(jwt.tokenFrom) { forwarding.strip.append(field) }
         case .apiKeys(let keys):
             do throws(APIKeyFileError) {
-                route.checks.append(APIKeyCheck(keys: try APIKeySet(contentsOfFile: keys.file, header: keys.header)))
+                route.checks.append(
+                    APIKeyCheck(keys: try APIKeySet(contentsOfFile: keys.file, header: keys.header)))
             } catch {
                 return decoder.fail(mark, join(path, "api_keys"), "\(keys.file): \(error)")
             }
@@ -33,7 +37,8 @@ extension ConfigLoader {
     }
 
     static func jwtCheck(
-        _ spec: JWTSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder, claimNames: [String]
+        _ spec: JWTSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder,
+        claimNames: [String]
     ) -> JWTCheck? {
         let keys: JWKSet
         if let file = spec.jwksFile {
@@ -87,7 +92,8 @@ extension ConfigLoader {
         _ spec: AuthServiceSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder
     ) -> AuthServiceSettings? {
         guard let (target, prefix) = AuthServiceSettings.parseURL(spec.url) else {
-            decoder.fail(mark, join(path, "request.url"), "expected http[s]://HOST[:PORT][/PATH], found '\(spec.url)'")
+            decoder.fail(
+                mark, join(path, "request.url"), "expected http[s]://HOST[:PORT][/PATH], found '\(spec.url)'")
             return nil
         }
         let settings = AuthServiceSettings(
@@ -129,7 +135,9 @@ extension ConfigLoader {
         }
         var names: [String] = []
         for template in templates {
-            for case .authClaim(let name) in template.pieces where !names.contains(name) { names.append(name) }
+            for case .authClaim(let name) in template.pieces where !names.contains(name) {
+                names.append(name)
+            }
         }
         return names
     }

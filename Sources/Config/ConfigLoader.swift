@@ -213,7 +213,9 @@ public enum ConfigLoader {
             decoder.fail(node.mark, path, "{auth:…} variables need auth: on the route")
         }
         if let auth { addAuth(auth.spec, auth.mark, join(path, "auth"), &decoder, to: &route) }
-        if let rateLimit { addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route) }
+        if let rateLimit {
+            addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route)
+        }
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
         }

@@ -34,7 +34,8 @@ public struct AuthServiceCheck: RequestCheck {
     public func verdict(for answer: AuthServiceVerdict, request: CheckRequest) -> Verdict {
         switch answer {
         case .allowed(let headers):
-            if let cache, let key = AuthCache.key(for: request.head, forwardHeaders: settings.forwardHeaders) {
+            if let cache, let key = AuthCache.key(for: request.head, forwardHeaders: settings.forwardHeaders)
+            {
                 cache.store(key, identity: headers, now: request.now)
             }
             return .release(identity(headers), tally: .auth(.allowed, reason: "request"))

@@ -38,7 +38,9 @@ extension Exchange {
 
     /// The route's per-client limits, counted under the identity the checks established (else
     /// the client's address): over one, 429 with `Retry-After`, nothing read of the body.
-    mutating func admit(_ limiter: ClientLimiter, date: [UInt8], now: Int64, actions: inout ActionBuffer) -> Bool {
+    mutating func admit(_ limiter: ClientLimiter, date: [UInt8], now: Int64, actions: inout ActionBuffer)
+        -> Bool
+    {
         let subject = identity?.subject ?? ""
         let key: ClientKey = subject.isEmpty ? .address(client) : .identity(subject)
         let declared: Int64? =

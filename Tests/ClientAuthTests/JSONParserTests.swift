@@ -89,11 +89,15 @@ import Testing
         #expect(JSONNumber(literal: input) != nil)
     }
 
-    @Test func numericDatesFloorFractionsAndClampHugeValues() throws {
+    @Test func numericDatesFloorFractionsAndRefuseHugeValues() throws {
         #expect(JSONNumber(literal: "1516239022")?.numericDate == 1_516_239_022)
         #expect(JSONNumber(literal: "1516239022.9")?.numericDate == 1_516_239_022)
         #expect(JSONNumber(literal: "-1.5")?.numericDate == -2)
-        #expect(JSONNumber(literal: "1e300")?.numericDate == Int64.max)
+        // A date past Int64 seconds (or infinity: 1e400) is no date: exp would never expire.
+        #expect(JSONNumber(literal: "1e300") != nil && JSONNumber(literal: "1e300")?.numericDate == nil)
+        #expect(JSONNumber(literal: "1e400")?.numericDate == nil)
+        #expect(JSONNumber(literal: "-1e19")?.numericDate == nil)
+        #expect(JSONNumber(literal: "9.1e18")?.numericDate == 9_100_000_000_000_000_000)
         #expect(JSONNumber(literal: "9007199254740993")?.numericDate == 9_007_199_254_740_993)
         #expect(JSONNumber(literal: "01") == nil)
     }

@@ -70,7 +70,8 @@ import Testing
         let setup = try Setup()
         defer { setup.stop() }
         let (reply, upstream) = try setup.send(
-            "/upload/photos?album=1", "Authorization: Bearer bob\r\nX-User-Id: root\r\nX-Service-Mode: allow\r\n")
+            "/upload/photos?album=1",
+            "Authorization: Bearer bob\r\nX-User-Id: root\r\nX-Service-Mode: allow\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 200 "), "\(reply.prefix(200))")
         #expect(upstream.contains("\r\n\r\nservice upload\r\n"))
         #expect(upstream.contains("\r\nX-User-Id: bob\r\n"), "the service's identity, not the client's")
@@ -86,7 +87,9 @@ import Testing
         #expect(log.first?["identity"] as? String == "bob")
     }
 
-    @Test(arguments: [("deny-401", 401, "{\"error\":\"login required\"}"), ("deny-403", 403, "forbidden by policy\n")])
+    @Test(arguments: [
+        ("deny-401", 401, "{\"error\":\"login required\"}"), ("deny-403", 403, "forbidden by policy\n"),
+    ])
     func denialsAreRelayedWithTheirBody(mode: String, status: Int, body: String) throws {
         let setup = try Setup()
         defer { setup.stop() }

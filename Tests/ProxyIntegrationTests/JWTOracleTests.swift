@@ -35,9 +35,12 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: output))
         let oracle = try JSONDecoder().decode(Oracle.self, from: data)
         let jwks = try jsonObject(data)["jwks"] ?? [:]
-        try JSONSerialization.data(withJSONObject: jwks).write(to: URL(fileURLWithPath: directory + "/jwks.json"))
+        try JSONSerialization.data(withJSONObject: jwks).write(
+            to: URL(fileURLWithPath: directory + "/jwks.json"))
         #expect(oracle.cases.count >= 40)
-        #expect(oracle.cases.contains { $0.expect == "accept" } && oracle.cases.contains { $0.expect != "accept" })
+        #expect(
+            oracle.cases.contains { $0.expect == "accept" } && oracle.cases.contains { $0.expect != "accept" }
+        )
 
         let upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
         let proxy = try startProxy(

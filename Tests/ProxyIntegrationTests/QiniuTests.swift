@@ -65,10 +65,14 @@ import Testing
     @Test func theTokenScopeHoldsTheClientToItsPrefix() throws {
         let mock = try ServerProcess(
             try python3(),
-            [UpstreamServerTests.resources.appendingPathComponent("qiniu_mock.py").path, "test-ak", "test-sk", "photos"])
+            [
+                UpstreamServerTests.resources.appendingPathComponent("qiniu_mock.py").path, "test-ak",
+                "test-sk", "photos",
+            ])
         defer { mock.stop() }
         let keys = NSTemporaryDirectory() + "formgate-qiniu-keys-\(UUID().uuidString).txt"
-        try "alice: \(Digest.hex(Array("key-alice-0123456789".utf8)))\nbob: \(Digest.hex(Array("key-bob-0123456789".utf8)))\n"
+        try
+            "alice: \(Digest.hex(Array("key-alice-0123456789".utf8)))\nbob: \(Digest.hex(Array("key-bob-0123456789".utf8)))\n"
             .write(toFile: keys, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: keys) }
         let proxy = try startProxy(
@@ -93,8 +97,11 @@ import Testing
         func upload(apiKey: String, key: String) throws -> [String: Any] {
             let result = try run(
                 try tool("curl"),
-                ["-sS", "-H", "X-Api-Key: \(apiKey)", "-F", "key=\(key)", "-F", "upload=@\(file);filename=cat.jpg",
-                 proxy.url + "/upload"])
+                [
+                    "-sS", "-H", "X-Api-Key: \(apiKey)", "-F", "key=\(key)", "-F",
+                    "upload=@\(file);filename=cat.jpg",
+                    proxy.url + "/upload",
+                ])
             return try jsonObject(result.output)
         }
         let own = try upload(apiKey: "key-alice-0123456789", key: "users/alice/cat.jpg")

@@ -10,7 +10,8 @@ import Testing
 
     static func keyFile() throws -> String {
         let path = NSTemporaryDirectory() + "formgate-keys-\(UUID().uuidString).txt"
-        try "alice: \(Digest.hex(Array("key-alice-0123456789".utf8)))\nbob: \(Digest.hex(Array("key-bob-0123456789".utf8)))\n"
+        try
+            "alice: \(Digest.hex(Array("key-alice-0123456789".utf8)))\nbob: \(Digest.hex(Array("key-bob-0123456789".utf8)))\n"
             .write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -50,10 +51,14 @@ import Testing
         let before = upstream.connections
         let refused = try send(proxy.port, "/upload", key: "key-alice-0123456789")
         #expect(refused.hasPrefix("HTTP/1.1 429 "), "\(refused.prefix(200))")
-        let retryAfter = refused.components(separatedBy: "\r\nRetry-After: ").dropFirst().first?.prefix { $0.isNumber }
+        let retryAfter = refused.components(separatedBy: "\r\nRetry-After: ").dropFirst().first?.prefix {
+            $0.isNumber
+        }
         #expect(Int(retryAfter ?? "") ?? 0 >= 90, "a rate of 0.01/s refills one request in 100 s")
         #expect(upstream.connections == before, "nothing upstream for the refused request")
-        #expect(try send(proxy.port, "/upload", key: "key-bob-0123456789").hasPrefix("HTTP/1.1 200 "), "bob is served")
+        #expect(
+            try send(proxy.port, "/upload", key: "key-bob-0123456789").hasPrefix("HTTP/1.1 200 "),
+            "bob is served")
         // bytes_per_minute: a declared body over what is left is refused before it is sent.
         let big = try send(proxy.port, "/upload", key: "key-bob-0123456789", length: 2 << 20)
         #expect(big.hasPrefix("HTTP/1.1 429 "), "\(big.prefix(200))")
@@ -62,14 +67,20 @@ import Testing
         #expect(try send(proxy.port, "/open", key: nil).hasPrefix("HTTP/1.1 429 "))
 
         let adminPort = try #require(
-            Int(proxy.stderr.components(separatedBy: "admin on 127.0.0.1:").last?.prefix { $0.isNumber } ?? ""))
+            Int(
+                proxy.stderr.components(separatedBy: "admin on 127.0.0.1:").last?.prefix { $0.isNumber } ?? ""
+            ))
         let client = try RawClient(port: adminPort)
         client.send("GET /metrics HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n")
         let metrics = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
-        #expect(metrics.contains("formgate_rate_limited_total{route=\"limited\",limit=\"requests\"} 1\n"), "\(metrics)")
+        #expect(
+            metrics.contains("formgate_rate_limited_total{route=\"limited\",limit=\"requests\"} 1\n"),
+            "\(metrics)")
         #expect(metrics.contains("formgate_rate_limited_total{route=\"limited\",limit=\"bytes\"} 1\n"))
         #expect(metrics.contains("formgate_rate_limited_total{route=\"anonymous\",limit=\"requests\"} 1\n"))
-        #expect(metrics.contains("formgate_auth_total{route=\"limited\",result=\"allowed\",reason=\"api_key\"} 5\n"))
+        #expect(
+            metrics.contains(
+                "formgate_auth_total{route=\"limited\",result=\"allowed\",reason=\"api_key\"} 5\n"))
         #expect(!metrics.contains("key-alice"))
         let log = proxy.accessLog(atLeast: 7)
         #expect(log.filter { ($0["status"] as? Int) == 429 }.count == 3)

@@ -2,7 +2,9 @@
 and python-cryptography make fresh keys (HS256, RS256, PS256, ES256, ES384, EdDSA), write
 their public JWKS and a set of tokens, each with the verdict the Swift verifier must reach.
 
-Usage: pyjwt_oracle.py OUTPUT.json
+Usage: pyjwt_oracle.py OUTPUT.json [NOW]
+(NOW, Unix seconds, is the clock the tokens are made for: the unit tests freeze it, the
+integration test JWTOracleTests passes the time of its run.)
 Writes {"now", "issuer", "audience", "leeway", "jwks", "cases": [{"name", "token",
 "expect"}]}, where expect is "accept" or a JWTRejection raw value, or "reject" where the
 reason depends on which bytes were cut. Exits 2 if PyJWT or cryptography is missing, so the
@@ -25,7 +27,7 @@ except ImportError as error:
     print(f"pyjwt_oracle: {error} (install python3-jwt and python3-cryptography)", file=sys.stderr)
     sys.exit(2)
 
-NOW = 1_767_225_600
+NOW = int(sys.argv[2]) if len(sys.argv) > 2 else 1_767_225_600
 ISSUER = "https://id.example.com"
 AUDIENCE = "uploads"
 LEEWAY = 30
@@ -97,7 +99,7 @@ def main(output):
             ".".join([header, b64(json.dumps(claims(sub="admin")).encode()), signature]), "bad_signature")
 
     add("valid, audience in a list", sign(claims(aud=["other", AUDIENCE]), "ES256", "p256"), "accept")
-    add("valid, exp within the leeway", sign(claims(exp=NOW - LEEWAY + 1), "HS256", "hs"), "accept")
+    add("valid, exp within the leeway", sign(claims(exp=NOW - LEEWAY // 3), "HS256", "hs"), "accept")
     add("valid, typ JWT", sign(claims(), "RS256", "rsa", typ="JWT"), "accept")
     add("expired", sign(claims(exp=NOW - LEEWAY - 1), "RS256", "rsa"), "expired")
     add("expired EdDSA", sign(claims(exp=NOW - 3600), "EdDSA", "ed"), "expired")
