@@ -63,7 +63,11 @@ import Testing
         (#"{"kty":"EC","crv":"P-521","x":"AA","y":"AA"}"#, JWKError.unsupportedCurve("P-521")),
         (#"{"kty":"OKP","crv":"X25519","x":"AA"}"#, .unsupportedCurve("X25519")),
         (#"{"kty":"OKP","crv":"Ed25519","x":"AAAA"}"#, .invalidMember("x")),
-        (#"{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}"#, .invalidMember("x")),
+        (
+            #"{"kty":"EC","crv":"P-256","x":"\#(base64url([UInt8](repeating: 1, count: 33)))","y":"AAAA"}"#,
+            .invalidMember("x")
+        ),
+        (#"{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}"#, .rejectedByOpenSSL),
         (
             #"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"}"#,
             .missingMember("y")
