@@ -1,4 +1,5 @@
 import ClientAuth
+import Foundation
 import Testing
 
 @Suite struct JWKSetTests {
@@ -130,6 +131,14 @@ import Testing
         #expect(throws: JWKSetError.unreadable("/nonexistent/jwks.json")) {
             try JWKSet(contentsOfFile: "/nonexistent/jwks.json")
         }
+    }
+
+    @Test func loadsAFileWithinTheSizeLimit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(getpid()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(RFCExamples.a1PublicKeySet.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try JWKSet(contentsOfFile: path).keys.map(\.keyID) == ["2011-04-29"])
+        #expect(throws: JWKSetError.unreadable(path)) { try JWKSet(contentsOfFile: path, maximumBytes: 100) }
     }
 
     @Test func sharedSecretsNeedTheHashLength() throws {
