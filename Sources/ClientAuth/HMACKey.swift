@@ -7,8 +7,8 @@ import CCrypto
 /// context from a small pool (or duplicates the template when the pool is empty), re-arms it
 /// with `EVP_MAC_init(ctx, NULL, 0, NULL)` (the keyed inner state is copied back: one
 /// digest-state copy), and puts it back. Duplicating instead copies the MAC context, the HMAC
-/// state and its three digest contexts per token; jwt-bench measured the pool at 2.0 to
-/// 1.43 us per HS256 token.
+/// state and its three digest contexts per token; jwt-bench went from 1.67 to 1.43 us per
+/// HS256 token with the pool.
 /// The tag is compared with `CRYPTO_memcmp`, whose time does not depend on where the bytes
 /// differ.
 final class HMACKey: @unchecked Sendable {
