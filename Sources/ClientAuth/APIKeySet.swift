@@ -75,7 +75,7 @@ public struct APIKeySet: Sendable {
     public init(contentsOfFile path: String, header: String = "X-Api-Key", maximumKeyBytes: Int = 256)
         throws(APIKeyFileError)
     {
-        guard let bytes = JWKSet.readFile(path, maximumBytes: 1 << 20) else {
+        guard let bytes = ConfigurationFile.contents(of: path, maximumBytes: 1 << 20) else {
             throw APIKeyFileError(.unreadable(path), line: 0)
         }
         try self.init(fileContents: bytes, header: header, maximumKeyBytes: maximumKeyBytes)

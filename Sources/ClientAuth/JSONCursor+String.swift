@@ -3,28 +3,26 @@ extension JSONCursor {
     mutating func string() throws(JSONError) -> String {
         let start = position
         position += 1
-        // Fast path: no escapes, so the string is its bytes.
+        // Fast path: no escapes, so the string is its bytes (and ASCII needs no UTF-8 check).
         var index = position
+        var union: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try validated(from: position, to: index, stringStart: start)
+                let slice = UnsafeBufferPointer(rebasing: bytes[position..<index])
+                guard union < 0x80 || isWellFormedUTF8(slice) else {
+                    throw JSONError(.invalidUTF8, at: start)
+                }
                 position = index + 1
-                return text
+                return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw JSONError(.controlCharacter, at: index) }
+            union |= byte
             index += 1
         }
         guard index < bytes.count else { throw JSONError(.unexpectedEnd, at: bytes.count) }
         return try escapedString(start: start, plainUntil: index)
-    }
-
-    /// The bytes from `from` to `to` as a string, or `invalidUTF8`.
-    private func validated(from: Int, to: Int, stringStart: Int) throws(JSONError) -> String {
-        let slice = UnsafeBufferPointer(rebasing: bytes[from..<to])
-        guard isWellFormedUTF8(slice) else { throw JSONError(.invalidUTF8, at: stringStart) }
-        return String(decoding: slice, as: UTF8.self)
     }
 
     /// Reads a string with escapes; `plainUntil` is the first backslash.

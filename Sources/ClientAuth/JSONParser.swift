@@ -140,28 +140,11 @@ struct JSONCursor {
             default: break
             }
         }
-        let literal = UnsafeBufferPointer(rebasing: bytes[start..<position])
-        let text = String(decoding: literal, as: UTF8.self)
-        // Integers of up to 15 digits (every NumericDate) are exact in a double: no strtod.
-        if literal.count <= 15, let integer = Self.smallInteger(literal) {
-            return JSONNumber(validLiteral: text, value: Double(integer))
+        guard let number = JSONNumber(validLiteral: UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        else {
+            throw JSONError(.invalidNumber, at: start)
         }
-        guard let value = Double(text) else { throw JSONError(.invalidNumber, at: start) }
-        return JSONNumber(validLiteral: text, value: value)
-    }
-
-    /// The value of a literal that is an optional `-` and digits only, else `nil`.
-    private static func smallInteger(_ literal: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var digits = literal[...]
-        let negative = digits.first == UInt8(ascii: "-")
-        if negative { digits = digits.dropFirst() }
-        var value: Int64 = 0
-        for byte in digits {
-            let digit = byte &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            value = value * 10 + Int64(digit)
-        }
-        return negative ? -value : value
+        return number
     }
 
     mutating func array(depth: Int) throws(JSONError) -> [JSONValue] {

@@ -43,45 +43,80 @@ public enum JSONValue: Equatable, Sendable {
 }
 
 /// A JSON number: its literal text as it appeared in the document and its value.
+///
+/// Integer literals of up to 15 digits (every NumericDate) are kept as an `Int64`, whose
+/// decimal form is the literal (the grammar allows no leading zeros or `+`); others keep
+/// their text. So the common claims cost no string.
 public struct JSONNumber: Equatable, Sendable {
+    private enum Storage: Equatable, Sendable {
+        case integer(Int64)
+        case text(String)
+    }
+
+    private let storage: Storage
+    /// The value as a double (integers beyond 2^53 lose precision).
+    public let doubleValue: Double
+
     /// The literal, exactly as written (`1516239022`, `-0.5e3`).
-    public var literal: String
-    /// The value as a double (large integers lose precision).
-    public var doubleValue: Double
+    public var literal: String {
+        switch storage {
+        case .integer(let value): String(value)
+        case .text(let text): text
+        }
+    }
 
     /// Creates a number from a literal the JSON grammar accepts; `nil` if it does not.
     public init?(literal: String) {
-        guard JSONNumber.isValidLiteral(literal.utf8), let value = Double(literal) else { return nil }
-        self.literal = literal
-        self.doubleValue = value
+        let bytes = Array(literal.utf8)
+        let number = bytes.withUnsafeBufferPointer { buffer -> JSONNumber? in
+            guard !buffer.isEmpty, JSONParser.numberLength(buffer, from: 0) == buffer.count else {
+                return nil
+            }
+            return JSONNumber(validLiteral: buffer)
+        }
+        guard let number else { return nil }
+        self = number
     }
 
-    init(validLiteral: String, value: Double) {
-        literal = validLiteral
+    /// A number from bytes the grammar accepts (`JSONParser.numberLength` covered them all);
+    /// `nil` only if the double conversion fails, which the grammar rules out.
+    init?(validLiteral bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.count <= 15, let integer = Self.plainInteger(bytes) {
+            storage = .integer(integer)
+            doubleValue = Double(integer)
+            return
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let value = Double(text) else { return nil }
+        storage = .text(text)
         doubleValue = value
+    }
+
+    /// The value of a literal that is an optional `-` and digits only (not `-0`, whose
+    /// decimal form would lose the sign), else `nil`.
+    private static func plainInteger(_ literal: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var digits = literal[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        var value: Int64 = 0
+        for byte in digits {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+        }
+        if negative && value == 0 { return nil }
+        return negative ? -value : value
     }
 
     /// The value as a whole number of seconds for a NumericDate (RFC 7519 section 2):
     /// fractions are truncated toward negative infinity; `nil` for a value outside `Int64`
     /// (`1e400` reads as infinity: a date no clock reaches is not a date, as PyJWT also refuses).
     public var numericDate: Int64? {
-        // Doubles hold every integer below 2^53 exactly, and the parser made integer
-        // literals of up to 15 digits without rounding.
-        if doubleValue == doubleValue.rounded(.towardZero), abs(doubleValue) < 1e15 {
-            return Int64(doubleValue)
-        }
+        if case .integer(let value) = storage { return value }
         if let exact = Int64(literal) { return exact }
         let floored = doubleValue.rounded(.down)
         guard floored.isFinite, floored < 9.2e18, floored > -9.2e18 else { return nil }
         return Int64(floored)
-    }
-
-    /// Whether `bytes` follow the RFC 8259 number grammar:
-    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    static func isValidLiteral(_ bytes: some Collection<UInt8>) -> Bool {
-        Array(bytes).withUnsafeBufferPointer { buffer in
-            !buffer.isEmpty && JSONParser.numberLength(buffer, from: 0) == buffer.count
-        }
     }
 }
 

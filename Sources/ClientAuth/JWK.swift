@@ -73,8 +73,9 @@ extension JWK {
     /// Makes a key from one member of a JWKS `keys` array.
     ///
     /// Refused (with the reason): unknown `kty` or `crv`, `use` other than `sig`, `key_ops`
-    /// without `verify`, private members, missing or malformed members, coordinates or
-    /// Ed25519 keys of the wrong length, an `alg` the key type is not for, RSA under 2048
+    /// without `verify`, private members, missing or malformed members, EC coordinates longer
+    /// than the curve's (shorter ones are left-padded, see `coordinate`) or Ed25519 keys not
+    /// of 32 bytes, an `alg` the key type is not for, RSA under 2048
     /// bits, an `oct` key under 256 bits, an EC point not on its curve.
     public init(json value: JSONValue) throws(JWKError) {
         guard let object = value.objectValue else { throw .notAnObject }
@@ -144,13 +145,23 @@ extension JWK {
         case "P-384": (oid, kind, length) = (DER.p384, .p384, 48)
         default: throw .unsupportedCurve(curve)
         }
-        let x = try bytes(object, "x")
-        let y = try bytes(object, "y")
-        guard x.count == length else { throw .invalidMember("x") }
-        guard y.count == length else { throw .invalidMember("y") }
+        let x = try coordinate(object, "x", length: length)
+        let y = try coordinate(object, "y", length: length)
         let info = DER.ecPublicKeyInfo(curve: oid, x: x, y: y)
         guard let key = PublicKey.fromPublicKeyInfo(info, kind: kind) else { throw .rejectedByOpenSSL }
         return key
+    }
+
+    /// An EC coordinate of exactly `length` bytes. RFC 7518 section 6.2.1.2 requires the full
+    /// length, but PyJWT before 2.8 (Debian 12 ships 2.6) drops leading zero bytes, so one key
+    /// in 256 it publishes is a byte short: shorter coordinates are left-padded with zeros
+    /// (the point is still checked against the curve), longer ones refused.
+    private static func coordinate(_ object: JSONObject, _ name: String, length: Int) throws(JWKError)
+        -> [UInt8]
+    {
+        let value = try bytes(object, name)
+        guard value.count <= length else { throw .invalidMember(name) }
+        return [UInt8](repeating: 0, count: length - value.count) + value
     }
 
     private static func refusePrivate(_ object: JSONObject, _ members: [String]) throws(JWKError) {

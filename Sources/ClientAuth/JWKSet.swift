@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The verification keys of a JWKS document (RFC 7517 section 5): every usable key of its
 /// `keys` array, and the reason each other key was skipped.
 ///
@@ -74,24 +70,9 @@ public struct JWKSet: Sendable {
     /// Reads and loads a JWKS file (at most `maximumBytes`; plain `read(2)`, at
     /// configuration load and reload, never on the request path).
     public init(contentsOfFile path: String, maximumBytes: Int = 1 << 20) throws(JWKSetError) {
-        guard let bytes = Self.readFile(path, maximumBytes: maximumBytes) else { throw .unreadable(path) }
-        try self.init(json: bytes, maximumBytes: maximumBytes)
-    }
-
-    /// The file's bytes, or `nil` if it cannot be read or is larger than `maximumBytes`.
-    static func readFile(_ path: String, maximumBytes: Int) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-            guard bytes.count <= maximumBytes else { return nil }
+        guard let bytes = ConfigurationFile.contents(of: path, maximumBytes: maximumBytes) else {
+            throw .unreadable(path)
         }
+        try self.init(json: bytes, maximumBytes: maximumBytes)
     }
 }

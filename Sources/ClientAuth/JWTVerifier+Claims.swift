@@ -8,21 +8,13 @@ extension JWTVerifier {
         var issuer: String?
         var audience: JSONValue?
         var expiration: Int64?
+        var notBefore: Int64?
+        var issuedAt: Int64?
         for member in claims.members {
             switch ClaimName(member.name) {
             case .exp: expiration = try Self.numericDate(member.value)
-            case .nbf:
-                if now.addingReportingOverflow(settings.leeway).partialValue
-                    < (try Self.numericDate(member.value))
-                {
-                    throw .notYetValid
-                }
-            case .iat:
-                if now.addingReportingOverflow(settings.leeway).partialValue
-                    < (try Self.numericDate(member.value))
-                {
-                    throw .notYetValid
-                }
+            case .nbf: notBefore = try Self.numericDate(member.value)
+            case .iat: issuedAt = try Self.numericDate(member.value)
             case .iss:
                 guard let text = member.value.stringValue else { throw .malformed }
                 issuer = text
@@ -33,13 +25,18 @@ extension JWTVerifier {
             default: continue
             }
         }
+        // Valid while now < exp + leeway (RFC 7519 section 4.1.4), and from nbf - leeway on
+        // (4.1.5); an iat later than now + leeway is a clock or a forgery, refused alike.
+        let (latest, overflow) = now.addingReportingOverflow(settings.leeway)
+        let horizon = overflow ? Int64.max : latest
         if let expiration {
-            // Valid while now < exp + leeway (RFC 7519 section 4.1.4).
             let (deadline, overflow) = expiration.addingReportingOverflow(settings.leeway)
             if !overflow, now >= deadline { throw .expired }
         } else if settings.requiresExpiration {
             throw .missingClaim
         }
+        if let notBefore, notBefore > horizon { throw .notYetValid }
+        if let issuedAt, issuedAt > horizon { throw .notYetValid }
         if let required = settings.issuer {
             guard let issuer else { throw .missingClaim }
             guard issuer == required else { throw .wrongIssuer }

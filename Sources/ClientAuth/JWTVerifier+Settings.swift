@@ -6,7 +6,7 @@ extension JWTVerifier {
         /// The accepted audiences: the token's `aud` (a string or an array of strings) must
         /// name at least one. Empty accepts any audience, and a token without `aud`.
         public var audiences: [String]
-        /// Seconds of clock skew allowed on `exp`, `nbf` and `iat`.
+        /// Seconds of clock skew allowed on `exp`, `nbf` and `iat` (negative values count as 0).
         public var leeway: Int64
         /// Claims that must be present (any value but `null`).
         public var requiredClaims: [String]
@@ -25,7 +25,7 @@ extension JWTVerifier {
         ) {
             self.issuer = issuer
             self.audiences = audiences
-            self.leeway = leeway
+            self.leeway = max(0, leeway)
             self.requiredClaims = requiredClaims
             self.requiresExpiration = requiresExpiration
             self.maximumTokenBytes = maximumTokenBytes

@@ -1,5 +1,6 @@
 import CCrypto
 import ClientAuth
+import Foundation
 import HTTP1
 import HTTPCore
 import Testing
@@ -59,6 +60,15 @@ import Testing
         #expect(identify([("X-Upload-Key", "")]) == .failure(.malformed))
         #expect(identify([("X-Upload-Key", String(repeating: "k", count: 257))]) == .failure(.malformed))
         #expect(APIKeySet.Rejection.unknownKey.rawValue == "unknown_key")
+    }
+
+    @Test func loadsAKeyFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("api-keys-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data("ci: \(sha256Hex("ci-key"))\n".utf8).write(to: URL(fileURLWithPath: path))
+        let keys = try APIKeySet(contentsOfFile: path)
+        #expect(keys.header == "X-Api-Key")
+        #expect(keys.lookup(Array("ci-key".utf8)) == "ci")
     }
 
     @Test func limitsTheKeyLength() throws {

@@ -1,4 +1,5 @@
 import ClientAuth
+import Foundation
 import Testing
 
 @Suite struct JWKSetTests {
@@ -63,7 +64,11 @@ import Testing
         (#"{"kty":"EC","crv":"P-521","x":"AA","y":"AA"}"#, JWKError.unsupportedCurve("P-521")),
         (#"{"kty":"OKP","crv":"X25519","x":"AA"}"#, .unsupportedCurve("X25519")),
         (#"{"kty":"OKP","crv":"Ed25519","x":"AAAA"}"#, .invalidMember("x")),
-        (#"{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}"#, .invalidMember("x")),
+        (
+            #"{"kty":"EC","crv":"P-256","x":"\#(base64url([UInt8](repeating: 1, count: 33)))","y":"AAAA"}"#,
+            .invalidMember("x")
+        ),
+        (#"{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA"}"#, .rejectedByOpenSSL),
         (
             #"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"}"#,
             .missingMember("y")
@@ -126,6 +131,14 @@ import Testing
         #expect(throws: JWKSetError.unreadable("/nonexistent/jwks.json")) {
             try JWKSet(contentsOfFile: "/nonexistent/jwks.json")
         }
+    }
+
+    @Test func loadsAFileWithinTheSizeLimit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(getpid()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(RFCExamples.a1PublicKeySet.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try JWKSet(contentsOfFile: path).keys.map(\.keyID) == ["2011-04-29"])
+        #expect(throws: JWKSetError.unreadable(path)) { try JWKSet(contentsOfFile: path, maximumBytes: 100) }
     }
 
     @Test func sharedSecretsNeedTheHashLength() throws {

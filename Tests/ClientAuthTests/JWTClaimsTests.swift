@@ -59,6 +59,12 @@ import Testing
                 == "alice")
     }
 
+    @Test func aNegativeLeewayCountsAsNone() throws {
+        let settings = JWTVerifier.Settings(leeway: -100)
+        #expect(settings.leeway == 0)
+        #expect(try result(claims(["exp": "\(now + 1)"]), settings: settings).get().subject == "alice")
+    }
+
     @Test func notBeforeAndIssuedAtMayNotBeInTheFuture() throws {
         #expect(try result(claims(["nbf": "\(now + 30)"])).get().subject == "alice")
         #expect(rejection(try result(claims(["nbf": "\(now + 31)"]))) == .notYetValid)

@@ -64,6 +64,11 @@ def main(output):
     p384 = ec.generate_private_key(ec.SECP384R1())
     ed = ed25519.Ed25519PrivateKey.generate()
     rogue = ec.generate_private_key(ec.SECP256R1())
+    # PyJWT 2.6 writes EC coordinates without their leading zero bytes (RFC 7518 wants the
+    # full 32): one key in 256 gets a short x. Find one, so that case is always exercised.
+    short = ec.generate_private_key(ec.SECP256R1())
+    while short.public_key().public_numbers().x >= 1 << 248:
+        short = ec.generate_private_key(ec.SECP256R1())
 
     def jwk(text, kid):
         key = json.loads(text)
@@ -77,9 +82,10 @@ def main(output):
             jwk(ECAlgorithm.to_jwk(p256.public_key()), "p256"),
             jwk(ECAlgorithm.to_jwk(p384.public_key()), "p384"),
             jwk(OKPAlgorithm.to_jwk(ed.public_key()), "ed"),
+            jwk(ECAlgorithm.to_jwk(short.public_key()), "p256-short-x"),
         ]
     }
-    keys = {"hs": secret, "rsa": rsa_key, "p256": p256, "p384": p384, "ed": ed}
+    keys = {"hs": secret, "rsa": rsa_key, "p256": p256, "p384": p384, "ed": ed, "p256-short-x": short}
     cases = []
 
     def add(name, token, expect):
@@ -98,6 +104,7 @@ def main(output):
         add(f"tampered payload {algorithm}",
             ".".join([header, b64(json.dumps(claims(sub="admin")).encode()), signature]), "bad_signature")
 
+    add("valid, P-256 key with a short x in the JWKS", sign(claims(), "ES256", "p256-short-x"), "accept")
     add("valid, audience in a list", sign(claims(aud=["other", AUDIENCE]), "ES256", "p256"), "accept")
     add("valid, exp within the leeway", sign(claims(exp=NOW - LEEWAY // 3), "HS256", "hs"), "accept")
     add("valid, typ JWT", sign(claims(), "RS256", "rsa", typ="JWT"), "accept")
