@@ -1,5 +1,6 @@
 public import HTTP1
 import HTTPCore
+public import UploadRules
 
 /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
 /// removed, forwarding fields added, the route's header rules applied, framing set by the
@@ -36,10 +37,12 @@ public enum UpstreamRequestHead {
     /// - Parameters:
     ///   - boundary: the new boundary when the body is re-encoded as multipart.
     ///   - client: the client's numeric address (appended to `X-Forwarded-For`).
-    ///   - secure: whether the client connected over TLS (`X-Forwarded-Proto: https`).
+    ///   - secure: whether the client came over TLS (`X-Forwarded-Proto: https`).
+    ///   - identity: who the route's `auth:` says sent it: the client's own identity fields
+    ///     never go upstream; the route may set them (and `headers.set` values) from this.
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
-        client: [UInt8], secure: Bool = false, framing: Framing
+        client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil
     ) -> RequestHead {
         var headers = request.headers
         let originalHost = headers.firstValue("Host")
@@ -67,6 +70,7 @@ public enum UpstreamRequestHead {
         if let route {
             for name in route.removeHeaders { headers.removeAll(named: name) }
             for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
+            if let auth = route.authForwarding { auth.apply(to: &headers, identity: identity) }
         }
         switch framing {
         case .chunked:
