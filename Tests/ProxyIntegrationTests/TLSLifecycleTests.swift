@@ -131,8 +131,10 @@ import Testing
         // Each is counted by what the client did, at once: none waited for the handshake timeout
         // (a failure reported before the connection had a delegate would).
         #expect(try setup.proxy.metric("formgate_tls_handshake_failures_total{reason=\"timeout\"}") == 0)
-        // No access-log line for a handshake that failed, and the listener still serves.
+        // No access-log line for a handshake that failed, none on stderr either (only the
+        // start lines), and the listener still serves.
         #expect(setup.proxy.stdoutLineCount == 0)
+        #expect(setup.proxy.stderr.split(separator: "\n").count <= 3, "\(setup.proxy.stderr)")
         #expect(try setup.servedSerial() != nil)
         recordFigure(
             "tls-aborted-handshakes",
