@@ -113,6 +113,25 @@ import Testing
         #expect(try setup.servedSerial() == before)
     }
 
+    @Test func formgateCheckLoadsTheCertificates() throws {
+        let certificates = try TLSCertificates()
+        defer { certificates.remove() }
+        let good = try certificates.leaf("a.test")
+        let junk = certificates.directory + "/junk.pem"
+        try "not a certificate\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        let other = try certificates.leaf("b.test")
+        let cases: [((cert: String, key: String), Bool)] = [
+            (good, true), ((junk, good.key), false), ((good.cert, other.key), false),
+        ]
+        for (pair, passes) in cases {
+            let path = certificates.directory + "/check.yaml"
+            try tlsConfig([tlsListener([pair])], "").write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try run(formgateBinary, ["check", "-c", path])
+            #expect((result.status == 0) == passes, "\(pair)")
+            #expect(String(decoding: result.output, as: UTF8.self).contains("ok") == passes)
+        }
+    }
+
     @Test func thousandAbortedHandshakesLeaveDescriptorsAtBaseline() throws {
         let setup = try Setup()
         defer { setup.certificates.remove() }
