@@ -137,7 +137,8 @@ public final class TLSServerContext: @unchecked Sendable {
             let length = fg_x509_dns_name(certificate, Int32(index), &text, Int32(text.count))
             if length == -1 { break }
             if length >= 0 {
-                names.append(String(decoding: text.prefix(Int(length)).map(UInt8.init), as: UTF8.self))
+                names.append(
+                    String(decoding: text.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self))
             }
         }
         guard names.isEmpty else { return names }

@@ -41,14 +41,13 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     var lastActivity: Int64
 
     /// Creates the machine for a connection accepted at `now` from `client` (its numeric
-    /// address), over TLS when `secure`, and arms its idle timer.
+    /// address), and arms its idle timer.
     public init(
         settings: ProxySettings, client: [UInt8], secure: Bool = false, tools: RuleTools, now: Int64,
         actions: inout ActionBuffer
     ) {
         self.settings = settings
         self.client = client
-        self.secure = secure
         self.tools = tools
         self.scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
         self.lastActivity = now

@@ -71,6 +71,15 @@ func runCheck(_ arguments: [String]) -> Never {
     let configPath =
         options(arguments, command: "check", values: ["--config"])["--config"] ?? "conf/formgate.yaml"
     let config = loadConfig(configPath)
+    // The YAML only names the certificate files: load them as `run` would.
+    for listener in config.listeners {
+        guard let tls = listener.tls else { continue }
+        do throws(EventLoopError) {
+            _ = try TLSListenerContext(address: listener.address, settings: tls)
+        } catch {
+            fail("\(configPath): listen \(listener.address): \(error.message)")
+        }
+    }
     for warning in config.warnings { print("warning: \(warning)") }
     print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
     exit(0)

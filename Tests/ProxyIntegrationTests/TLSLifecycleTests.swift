@@ -113,6 +113,25 @@ import Testing
         #expect(try setup.servedSerial() == before)
     }
 
+    @Test func formgateCheckLoadsTheCertificates() throws {
+        let certificates = try TLSCertificates()
+        defer { certificates.remove() }
+        let good = try certificates.leaf("a.test")
+        let junk = certificates.directory + "/junk.pem"
+        try "not a certificate\n".write(toFile: junk, atomically: true, encoding: .utf8)
+        let other = try certificates.leaf("b.test")
+        let cases: [((cert: String, key: String), Bool)] = [
+            (good, true), ((junk, good.key), false), ((good.cert, other.key), false),
+        ]
+        for (pair, passes) in cases {
+            let path = certificates.directory + "/check.yaml"
+            try tlsConfig([tlsListener([pair])], "").write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try run(formgateBinary, ["check", "-c", path])
+            #expect((result.status == 0) == passes, "\(pair)")
+            #expect(String(decoding: result.output, as: UTF8.self).contains("ok") == passes)
+        }
+    }
+
     @Test func thousandAbortedHandshakesLeaveDescriptorsAtBaseline() throws {
         let setup = try Setup()
         defer { setup.certificates.remove() }
@@ -131,8 +150,10 @@ import Testing
         // Each is counted by what the client did, at once: none waited for the handshake timeout
         // (a failure reported before the connection had a delegate would).
         #expect(try setup.proxy.metric("formgate_tls_handshake_failures_total{reason=\"timeout\"}") == 0)
-        // No access-log line for a handshake that failed, and the listener still serves.
+        // No access-log line for a handshake that failed, none on stderr either (only the
+        // start lines), and the listener still serves.
         #expect(setup.proxy.stdoutLineCount == 0)
+        #expect(setup.proxy.stderr.split(separator: "\n").count <= 3, "\(setup.proxy.stderr)")
         #expect(try setup.servedSerial() != nil)
         recordFigure(
             "tls-aborted-handshakes",

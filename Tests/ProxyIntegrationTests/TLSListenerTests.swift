@@ -237,15 +237,17 @@ import Testing
         #expect(current["version"] as? String == "TLSv1.3")
     }
 
-    @Test(arguments: ["1.2", "1.3"]) func aSavedSessionResumes(version: String) throws {
+    /// Resumption on the first certificate's context and on one SNI switched to (b.test):
+    /// sessions and tickets belong to the listener, whichever certificate served them.
+    @Test(arguments: [("1.2", "a.test"), ("1.3", "a.test"), ("1.2", "b.test"), ("1.3", "b.test")])
+    func aSavedSessionResumes(version: String, name: String) throws {
         let setup = try Setup()
         defer { setup.certificates.remove() }
-        let lines = try Self.python([
-            "resume", String(setup.tlsPort), "a.test", setup.certificates.ca, version,
-        ])
+        let lines = try Self.python(["resume", String(setup.tlsPort), name, setup.certificates.ca, version])
         #expect(lines.count == 2)
         #expect(lines.first?["reused"] as? Bool == false)
         #expect(lines.last?["reused"] as? Bool == true, "\(lines)")
         #expect(lines.last?["version"] as? String == "TLSv\(version)")
+        #expect(lines.last?["subject"] as? String == name)
     }
 }
