@@ -122,6 +122,7 @@ public struct Exchange<Sink: RequestBodySink> {
         self.head = head
         self.settings = settings
         self.client = client
+        self.secure = secure
         let route = settings.routes.match(path: head.routingPath, host: head.headers.firstValue("Host") ?? [])
         self.route = route
         self.requestID =

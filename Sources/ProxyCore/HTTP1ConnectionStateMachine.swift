@@ -48,6 +48,7 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     ) {
         self.settings = settings
         self.client = client
+        self.secure = secure
         self.tools = tools
         self.scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
         self.lastActivity = now
