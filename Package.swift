@@ -50,7 +50,7 @@ let package = Package(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
-                "MultipartEncoding", "CLibevent", "UploadRules",
+                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto",
             ],
             swiftSettings: strict),
         .target(
@@ -84,7 +84,9 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: ["ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules"],
             swiftSettings: strict),
-        .testTarget(name: "ProxyTests", dependencies: ["Proxy"], swiftSettings: strict),
+        .testTarget(
+            name: "ProxyTests", dependencies: ["Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore"],
+            exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",
