@@ -55,7 +55,7 @@ let package = Package(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
-                "MultipartEncoding", "CLibevent", "UploadRules",
+                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto",
             ],
             swiftSettings: strict),
         .target(
@@ -94,7 +94,9 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: ["ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules"],
             swiftSettings: strict),
-        .testTarget(name: "ProxyTests", dependencies: ["Proxy"], swiftSettings: strict),
+        .testTarget(
+            name: "ProxyTests", dependencies: ["Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore"],
+            exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",
