@@ -107,7 +107,7 @@ public final class AuthCache: Sendable {
     }
 
     /// Answers kept now (every shard's lock in turn: for tests and metrics).
-    var count: Int {
+    public var count: Int {
         shards.reduce(0) { total, shard in total + shard.entries.withLock { $0.count } }
     }
 
