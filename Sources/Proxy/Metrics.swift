@@ -54,7 +54,7 @@ final class Metrics: Sendable {
         var upstreamError: String?
         var anomalies: [String] = []
         /// What the request-level checks decided (auth results, rate limits).
-        var tallies: [CheckTally] = []
+        var tallies = CheckTallies()
         var seconds: Double
         var upstreamSeconds: Double?
     }
@@ -116,16 +116,22 @@ final class Metrics: Sendable {
             if let limit = record.limit { state.limitRejections[limit, default: 0] += 1 }
             if let kind = record.upstreamError { state.upstreamErrors[kind, default: 0] += 1 }
             for flag in record.anomalies { state.anomalies[flag, default: 0] += 1 }
-            for tally in record.tallies {
-                switch tally {
-                case .auth(let result, let reason):
-                    state.auth[AuthKey(route: record.route, result: result, reason: reason), default: 0] += 1
-                case .rateLimited(let limit):
-                    state.rateLimited[RateLimitKey(route: record.route, limit: limit), default: 0] += 1
-                }
-            }
+            Self.count(record.tallies.first, route: record.route, in: &state)
+            Self.count(record.tallies.second, route: record.route, in: &state)
             state.requestDuration.observe(record.seconds)
             if let upstream = record.upstreamSeconds { state.upstreamDuration.observe(upstream) }
+        }
+    }
+
+    /// Counts one request check's decision.
+    private static func count(_ tally: CheckTally?, route: String, in state: inout State) {
+        switch tally {
+        case .auth(let result, let reason)?:
+            state.auth[AuthKey(route: route, result: result, reason: reason), default: 0] += 1
+        case .rateLimited(let limit)?:
+            state.rateLimited[RateLimitKey(route: route, limit: limit), default: 0] += 1
+        case nil:
+            break
         }
     }
 

@@ -49,7 +49,7 @@ public struct AccessRecord: Sendable {
     /// Who sent the request (a subject or key name, never a credential), when `auth:` ran.
     public var identity: String?
     /// What the request-level checks decided, for the metrics.
-    public var tallies: [CheckTally] = []
+    public var tallies = CheckTallies()
 
     /// A record for a request that failed before an exchange started.
     public init(early error: ProxyError, now: Int64) {

@@ -17,9 +17,8 @@ extension Exchange {
         for index in first..<max(first, checks.count) {
             switch checks[index].check(checkRequest(now: now)) {
             case .pass:
-                admittedChecks = index + 1
+                continue
             case .identified(let identity):
-                admittedChecks = index + 1
                 established(identity)
             case .refuse(let refusal):
                 refused(refusal, date: date, now: now, actions: &actions)
@@ -72,7 +71,6 @@ extension Exchange {
         timers.cancel(.verdict(id), &actions)
         switch verdict {
         case .release(let identity, let tally):
-            admittedChecks = id + 1
             if let tally { record.tallies.append(tally) }
             if let identity { established(identity, tallied: tally != nil) }
             guard runChecks(from: id + 1, date: date, now: now, actions: &actions) else {
@@ -110,18 +108,11 @@ extension Exchange {
         fail(ProxyError(refusal), date: date, now: now, actions: &actions)
     }
 
-    /// Tells every check that admitted the request that it ended (once, from `finish`).
+    /// The request ended: the rate limiter's ticket is given back (once, from `finish`).
     mutating func endChecks(now: Int64) {
-        if let ticket = limiterTicket, let limiter = route?.rateLimiter {
-            limiterTicket = nil
-            limiter.end(ticket, bytes: record.bytesIn, now: now)
-        }
-        guard admittedChecks > 0, let checks = route?.checks else { return }
-        let request = checkRequest(now: now)
-        for check in checks.prefix(admittedChecks) {
-            check.ended(request, bytesIn: record.bytesIn, now: now)
-        }
-        admittedChecks = 0
+        guard let ticket = limiterTicket, let limiter = route?.rateLimiter else { return }
+        limiterTicket = nil
+        limiter.end(ticket, bytes: record.bytesIn, now: now)
     }
 }
 

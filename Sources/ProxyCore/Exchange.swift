@@ -77,8 +77,6 @@ public struct Exchange<Sink: RequestBodySink> {
     var requestPhase = RequestPhase.reading
     /// The route's check whose verdict is pending (it answered `hold`).
     var heldCheck: Int?
-    /// The route's checks that admitted the request (each hears `ended` once).
-    var admittedChecks = 0
     /// The route's rate limiter admitted the request with this ticket (ended once, at the end).
     var limiterTicket: ClientLimiter.Ticket?
     /// Who sent the request, once a check established it.

@@ -6,20 +6,14 @@ public import UploadRules
 /// token is minted, and admits, refuses, or holds the request until a verdict arrives.
 ///
 /// A route's checks run in order, one at a time: a check that holds stops the sequence until
-/// its verdict, and each check sees the identity the ones before it established.
+/// its verdict, and each check sees the identity the ones before it established. The route's
+/// `rate_limit:` comes after them (`Route.rateLimiter`), and is the one step that hears when
+/// the request ends.
 public protocol RequestCheck: Sendable {
     /// Judges the request. A `hold` makes the exchange ask the shell to consult the check
     /// (`ProxyAction.consultCheck`); the answer comes back as a `Verdict` through the
     /// connection's `verdict(_:_:…)` with the check's index as id.
     func check(_ request: CheckRequest) -> CheckAnswer
-
-    /// The request this check admitted has ended (exactly once per admission), after
-    /// `bytesIn` body bytes were read. Rate limits release what they counted here.
-    func ended(_ request: CheckRequest, bytesIn: Int64, now: Int64)
-}
-
-extension RequestCheck {
-    public func ended(_ request: CheckRequest, bytesIn: Int64, now: Int64) {}
 }
 
 /// What a check sees of a request.
@@ -141,4 +135,25 @@ public enum AuthResult: String, Sendable, Equatable {
     case allowed
     case denied
     case error
+}
+
+/// What a request's checks decided, for the metrics: at most an `auth:` decision and a
+/// `rate_limit:` refusal (a route has one of each at most), held inline: a per-request array
+/// cost an allocation on every authenticated request.
+public struct CheckTallies: Sendable, Equatable {
+    public private(set) var first: CheckTally?
+    public private(set) var second: CheckTally?
+
+    public init() {}
+
+    /// Adds a decision (a third one, which no route can produce, replaces the second).
+    public mutating func append(_ tally: CheckTally) {
+        if first == nil { first = tally } else { second = tally }
+    }
+
+    /// The decisions in order.
+    public var all: [CheckTally] { [first, second].compactMap { $0 } }
+
+    /// Whether there is none.
+    public var isEmpty: Bool { first == nil }
 }
