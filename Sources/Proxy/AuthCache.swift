@@ -36,7 +36,7 @@ final class AuthCache: Sendable {
     }
 
     private struct Entry {
-        let identity: [AuthServiceVerdict.IdentityHeader]
+        let identity: [AuthServiceVerdict.Header]
         let expires: Int64
     }
 
@@ -80,7 +80,7 @@ final class AuthCache: Sendable {
     }
 
     /// The identity of a fresh allowing answer for `key`, or `nil`.
-    func lookup(_ key: Key, now: Int64) -> [AuthServiceVerdict.IdentityHeader]? {
+    func lookup(_ key: Key, now: Int64) -> [AuthServiceVerdict.Header]? {
         shard(of: key).entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
             guard now < entry.expires else {
@@ -99,7 +99,7 @@ final class AuthCache: Sendable {
     }
 
     /// Keeps an allowing answer for `ttl` from `now`.
-    func store(_ key: Key, identity: [AuthServiceVerdict.IdentityHeader], now: Int64) {
+    func store(_ key: Key, identity: [AuthServiceVerdict.Header], now: Int64) {
         let entry = Entry(identity: identity, expires: now + ttl)
         shard(of: key).entries.withLock { entries in
             if entries[key] == nil, entries.count >= perShard { entries.remove(at: entries.startIndex) }
