@@ -396,7 +396,7 @@ public enum ConfigLoader {
         var secretKey: String?
         var scope: Template?
         var ttl: Int64 = 3_600_000
-        var extra: [(String, String)] = []
+        var extra: [(name: String, value: PolicyValue)] = []
         for (key, _, item) in entries {
             let keyPath = join(path, key)
             switch key {
@@ -413,7 +413,15 @@ public enum ConfigLoader {
                 }
                 let isLiteral =
                     !quoted && (Int64(expanded) != nil || expanded == "true" || expanded == "false")
-                extra.append((key, isLiteral ? expanded : jsonString(expanded)))
+                if isLiteral {
+                    extra.append((key, .literal(expanded)))
+                } else if let value = try? Template(expanded) {
+                    // Strings may use template variables (`endUser: "{auth:sub}"`); text that is
+                    // not a template (a `returnBody` JSON object) is sent as written.
+                    extra.append((key, .string(value)))
+                } else {
+                    extra.append((key, .literal(jsonString(expanded))))
+                }
             }
         }
         guard let accessKey, !accessKey.isEmpty, let secretKey, !secretKey.isEmpty, let scope else {

@@ -44,6 +44,8 @@ final class AccessLog: @unchecked Sendable {
         line.integer(record.upstreamMilliseconds)
         line.key("route")
         line.string(record.route)
+        line.key("identity")
+        line.string(record.identity)
         if let multipart = record.multipart {
             line.key("anomalies")
             line.beginArray()

@@ -46,6 +46,8 @@ extension ClientConnection {
             timers.cancel(id)
         case .exchangeStarted:
             worker.exchangeStarted()
+        case .consultCheck(let index):
+            consult(check: index)
         case .finish(let record):
             finish(record)
         case .droppedUnderscoreFields(let count):

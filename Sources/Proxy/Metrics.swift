@@ -1,3 +1,4 @@
+import ProxyCore
 import Synchronization
 
 /// Counters, gauges and histograms for `/metrics` (Prometheus text format 0.0.4), shared by
@@ -23,6 +24,19 @@ final class Metrics: Sendable {
         var status: Int
     }
 
+    /// `formgate_auth_total`'s labels.
+    struct AuthKey: Hashable {
+        var route: String
+        var result: AuthResult
+        var reason: String
+    }
+
+    /// `formgate_rate_limited_total`'s labels.
+    struct RateLimitKey: Hashable {
+        var route: String
+        var limit: String
+    }
+
     /// What one finished request adds, gathered by the caller before the lock.
     struct RequestRecord {
         var route: String
@@ -39,6 +53,8 @@ final class Metrics: Sendable {
         var limit: String?
         var upstreamError: String?
         var anomalies: [String] = []
+        /// What the request-level checks decided (auth results, rate limits).
+        var tallies: [CheckTally] = []
         var seconds: Double
         var upstreamSeconds: Double?
     }
@@ -54,6 +70,10 @@ final class Metrics: Sendable {
         var limitRejections: [String: Int] = [:]
         var anomalies: [String: Int] = [:]
         var upstreamErrors: [String: Int] = [:]
+        /// `formgate_auth_total` by route, result and reason.
+        var auth: [AuthKey: Int] = [:]
+        /// `formgate_rate_limited_total` by route and limit.
+        var rateLimited: [RateLimitKey: Int] = [:]
         /// Failed `accept()` calls by reason (`AcceptErrorTally.Reason`), zero until one fails.
         var acceptErrors = Dictionary(
             uniqueKeysWithValues: AcceptErrorTally.Reason.allCases.map { ($0.rawValue, 0) })
@@ -93,6 +113,14 @@ final class Metrics: Sendable {
             if let limit = record.limit { state.limitRejections[limit, default: 0] += 1 }
             if let kind = record.upstreamError { state.upstreamErrors[kind, default: 0] += 1 }
             for flag in record.anomalies { state.anomalies[flag, default: 0] += 1 }
+            for tally in record.tallies {
+                switch tally {
+                case .auth(let result, let reason):
+                    state.auth[AuthKey(route: record.route, result: result, reason: reason), default: 0] += 1
+                case .rateLimited(let limit):
+                    state.rateLimited[RateLimitKey(route: record.route, limit: limit), default: 0] += 1
+                }
+            }
             state.requestDuration.observe(record.seconds)
             if let upstream = record.upstreamSeconds { state.upstreamDuration.observe(upstream) }
         }
@@ -124,6 +152,7 @@ final class Metrics: Sendable {
             into: &out)
         out += "formgate_files_total \(snapshot.files)\n"
         Self.renderLabelledCounters(snapshot, into: &out)
+        Self.renderCheckCounters(snapshot, into: &out)
         Self.renderHistograms(snapshot, into: &out)
         Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
@@ -138,6 +167,31 @@ final class Metrics: Sendable {
         out += "formgate_config_reloads_total{result=\"ok\"} \(snapshot.reloads)\n"
         out += "formgate_config_reloads_total{result=\"refused\"} \(snapshot.reloadFailures)\n"
         return out
+    }
+
+    /// `formgate_auth_total` and `formgate_rate_limited_total` (no series before the first).
+    private static func renderCheckCounters(_ snapshot: State, into out: inout String) {
+        family(
+            "formgate_auth_total", "counter", "Authentication decisions by route, result and reason.",
+            into: &out)
+        let auth = snapshot.auth.sorted {
+            ($0.key.route, $0.key.result.rawValue, $0.key.reason) < (
+                $1.key.route, $1.key.result.rawValue, $1.key.reason
+            )
+        }
+        for (key, count) in auth {
+            out +=
+                "formgate_auth_total\(labels([("route", key.route), ("result", key.result.rawValue), ("reason", key.reason)])) \(count)\n"
+        }
+        family(
+            "formgate_rate_limited_total", "counter", "Requests refused by a rate limit, by route and limit.",
+            into: &out)
+        for (key, count) in snapshot.rateLimited.sorted(by: {
+            ($0.key.route, $0.key.limit) < ($1.key.route, $1.key.limit)
+        }) {
+            out +=
+                "formgate_rate_limited_total\(labels([("route", key.route), ("limit", key.limit)])) \(count)\n"
+        }
     }
 
     /// The counters with one label: rule actions, limits, anomalies, upstream and accept errors.

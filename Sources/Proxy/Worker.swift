@@ -193,6 +193,7 @@ final class Worker {
                 }
             }
         }
+        entry.tallies = record.tallies
         let failure = record.failure
         entry.typeRejected = failure?.kind == .unsupportedMediaType
         entry.limit = failure?.limit

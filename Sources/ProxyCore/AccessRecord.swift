@@ -46,6 +46,10 @@ public struct AccessRecord: Sendable {
     public var failure: ProxyError?
     /// The multipart body, when the rules ran.
     public var multipart: Multipart?
+    /// Who sent the request (a subject or key name, never a credential), when `auth:` ran.
+    public var identity: String?
+    /// What the request-level checks decided, for the metrics.
+    public var tallies: [CheckTally] = []
 
     /// A record for a request that failed before an exchange started.
     public init(early error: ProxyError, now: Int64) {

@@ -15,27 +15,31 @@ public enum ErrorResponse {
         into sink: inout some ByteSink
     ) {
         let status = error.status
-        let body: String
+        let body: [UInt8]
         let contentType: String
-        if request?.headers["Accept"]?.contains("application/json") ?? false {
-            body = "{\"status\":\(status),\"error\":\(jsonString(error.detail))}\n"
+        if let relayed = error.refusal?.body {
+            // An auth service's 401 or 403 body reaches the client as the service wrote it.
+            body = relayed.bytes
+            contentType = relayed.contentType ?? "text/plain; charset=utf-8"
+        } else if request?.headers["Accept"]?.contains("application/json") ?? false {
+            body = Array("{\"status\":\(status),\"error\":\(jsonString(error.detail))}\n".utf8)
             contentType = "application/json"
         } else {
-            body = "\(status) \(ProxyError.reasonPhrase(status)): \(error.detail)\n"
+            body = Array("\(status) \(ProxyError.reasonPhrase(status)): \(error.detail)\n".utf8)
             contentType = "text/plain; charset=utf-8"
         }
         var headers = HeaderFields()
         headers.reserveCapacity(5)
+        for field in error.refusal?.fields ?? [] { headers.append(name: field.name, value: field.value) }
         headers.append(name: "Content-Type", value: contentType)
-        headers.append(name: "Content-Length", value: String(body.utf8.count))
+        headers.append(name: "Content-Length", value: String(body.count))
         headers.append(name: "Connection", value: "close")
         headers.append(HeaderFields.Field(name: ClientResponseHead.dateName, value: date))
         if let requestID { headers.append(name: "X-Request-Id", value: requestID) }
         ResponseHead(status: status, reason: ProxyError.reasonPhrase(status), headers: headers)
             .serialize(into: &sink)
         if request?.method != "HEAD" {
-            var body = body
-            body.withUTF8 { sink.write(UnsafeRawBufferPointer($0)) }
+            body.withUnsafeBytes { sink.write($0) }
         }
     }
 

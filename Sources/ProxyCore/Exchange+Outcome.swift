@@ -85,27 +85,4 @@ extension Exchange {
             break
         }
     }
-
-    /// The verdict for hold `id` (a check's index) arrived.
-    public mutating func verdict(
-        _ id: Int, _ verdict: Verdict, date: [UInt8], now: Int64, actions: inout ActionBuffer
-    ) {
-        guard outcome == nil, let index = holds.firstIndex(of: id) else { return }
-        holds.remove(at: index)
-        timers.cancel(.verdict(id), &actions)
-        switch verdict {
-        case .release:
-            guard holds.isEmpty else { return }
-            requestPhase = .reading
-            actions.append(.processClientInput)
-        case .refuse(let status, let reason):
-            fail(
-                ProxyError(.refused(status: status), detail: reason), date: date, now: now, actions: &actions)
-        case .abort:
-            record.error = "aborted by a request check"
-            endUpstream(reusable: false, &actions)
-            finish(status: 444, now: now, actions: &actions)
-            outcome = .closeNow
-        }
-    }
 }

@@ -4,9 +4,8 @@ import MultipartParsing
 import UploadRules
 
 extension Exchange {
-    /// Starts the exchange: refuses what the route does not allow, builds the multipart
-    /// pipeline, runs the route's checks, answers `Expect: 100-continue`, then reads what the
-    /// client has already sent of the body.
+    /// Starts the exchange: refuses what the route does not allow, runs the route's checks
+    /// (which may hold the request), then `proceed`s.
     ///
     /// - Parameters:
     ///   - sink: the shell's request body sink (the pipeline writes there).
@@ -17,6 +16,26 @@ extension Exchange {
         actions: inout ActionBuffer
     ) {
         actions.append(.exchangeStarted)
+        switch HeadChecks.check(head, route: route, framing: upstreamFraming, limits: settings.limits) {
+        case .success(let type): bodyType = type
+        case .failure(let error): return fail(error, date: date, now: now, actions: &actions)
+        }
+        guard runChecks(from: 0, date: date, now: now, actions: &actions) else {
+            return holdInput(input, &actions)
+        }
+        proceed(
+            input: input, sink: sink, levels: levels, tools: tools, date: date, now: now, actions: &actions)
+    }
+
+    /// The checks admitted the request: builds the multipart pipeline (with the identity
+    /// they established), opens the spools, answers `Expect: 100-continue`, then reads what
+    /// the client has already sent of the body.
+    mutating func proceed(
+        input: some ByteSource, sink: Sink, levels: BufferLevels, tools: RuleTools, date: [UInt8],
+        now: Int64, actions: inout ActionBuffer
+    ) {
+        guard outcome == nil else { return }
+        requestPhase = .reading
         if let error = setUp(sink: sink, tools: tools, now: now) {
             return fail(error, date: date, now: now, actions: &actions)
         }
@@ -32,37 +51,15 @@ extension Exchange {
             // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
             actions.sendClient { ErrorResponse.writeContinue(into: &$0) }
         }
-        for (index, check) in (route?.checks ?? []).enumerated() {
-            switch check.check(head, route: route) {
-            case .pass:
-                continue
-            case .refuse(let status, let reason):
-                return fail(
-                    ProxyError(.refused(status: status), detail: reason), date: date, now: now,
-                    actions: &actions)
-            case .hold(let milliseconds):
-                holds.append(index)
-                timers.start(.verdict(index), at: now + milliseconds, &actions)
-            }
-        }
-        if !holds.isEmpty {
-            requestPhase = .held
-            return holdInput(input, &actions)
-        }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }
 
-    /// The route's refusals of the head, and the multipart pipeline.
+    /// The multipart pipeline, when the body is rewritten.
     mutating func setUp(sink: Sink, tools: RuleTools, now: Int64) -> ProxyError? {
-        let multipartType: MediaType?
-        switch HeadChecks.check(head, route: route, framing: upstreamFraming, limits: settings.limits) {
-        case .success(let type): multipartType = type
-        case .failure(let error): return error
-        }
-        if let multipartType {
+        if let bodyType {
             switch MultipartBody.make(
-                multipartType, route: route, head: head, limits: settings.limits, sink: sink, tools: tools,
-                now: now)
+                bodyType, route: route, head: head, limits: settings.limits, identity: identity, sink: sink,
+                tools: tools, now: now)
             {
             case .success(let body):
                 multipart = body

@@ -142,6 +142,7 @@ extension Exchange {
     /// Queues the exchange's one log record.
     mutating func finish(status: Int, now: Int64, actions: inout ActionBuffer) {
         timers.cancelAll(&actions)
+        endChecks(now: now)
         record.status = status
         record.finishedAt = now
         record.multipart = multipart?.summary

@@ -58,7 +58,7 @@ extension Exchange {
     private func sendHead(_ framing: UpstreamRequestHead.Framing, _ actions: inout ActionBuffer) {
         let upstreamHead = UpstreamRequestHead.make(
             head, target: target, route: route, requestID: requestID,
-            boundary: multipartBoundary, client: client, framing: framing)
+            boundary: multipartBoundary, client: client, framing: framing, secure: secure, identity: identity)
         actions.sendUpstream { upstreamHead.serialize(into: &$0) }
     }
 

@@ -1,7 +1,7 @@
 public import HTTP1
 import HTTPCore
 import MultipartParsing
-import UploadRules
+public import UploadRules
 
 /// One request from its head to the end of its response, whatever the transport: route,
 /// request-level verdicts, body through the rule pipeline, upstream head and body, response
@@ -60,6 +60,8 @@ public struct Exchange<Sink: RequestBodySink> {
     let settings: ProxySettings
     /// The client's numeric address (for `X-Forwarded-For`).
     let client: [UInt8]
+    /// Whether the client came over TLS.
+    let secure: Bool
     /// The request body, de-framed.
     var decoder: BodyDecoder
     /// How the body is framed upstream.
@@ -73,8 +75,14 @@ public struct Exchange<Sink: RequestBodySink> {
     /// A request refused while setting up (reported by `start`).
     var setupError: ProxyError?
     var requestPhase = RequestPhase.reading
-    /// Pending verdicts (indices of the route's checks that answered `hold`).
-    var holds: [Int] = []
+    /// The route's check whose verdict is pending (it answered `hold`).
+    var heldCheck: Int?
+    /// The route's checks that admitted the request (each hears `ended` once).
+    var admittedChecks = 0
+    /// Who sent the request, once a check established it.
+    public internal(set) var identity: Identity?
+    /// The multipart type of a body the route rewrites (read from the head).
+    var bodyType: MediaType?
     var upstream = UpstreamPhase.none
     /// The whole body was read but the rules hold part of their output (a digest being
     /// computed off the loop): the body is not whole in the sinks yet.
@@ -104,10 +112,12 @@ public struct Exchange<Sink: RequestBodySink> {
     /// - Parameters:
     ///   - requestID: the id to use when the client sent none (or an unusable one).
     ///   - client: the client's numeric address.
+    ///   - secure: whether the connection is TLS.
     public init(
         head: RequestHead, framing: BodyFraming, settings: ProxySettings, requestID: String, client: [UInt8],
-        now: Int64
+        secure: Bool = false, now: Int64
     ) {
+        self.secure = secure
         self.head = head
         self.settings = settings
         self.client = client

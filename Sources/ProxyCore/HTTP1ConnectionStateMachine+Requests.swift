@@ -33,7 +33,7 @@ extension HTTP1ConnectionStateMachine {
         }
         var exchange = Exchange<Sink>(
             head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
-            client: client, now: now)
+            client: client, secure: secure, now: now)
         exchange.clientReadsPaused = readsPaused
         exchange.clientHalfClosed = halfClosed
         exchange.connectionMayPersist = !draining && !halfClosed

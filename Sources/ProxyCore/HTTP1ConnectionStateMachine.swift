@@ -25,6 +25,8 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     var settings: ProxySettings
     var scanner: HeadScanner
     let client: [UInt8]
+    /// Whether the connection is TLS (`X-Forwarded-Proto: https`).
+    let secure: Bool
     let tools: RuleTools
     var random = SecureRandom()
     var date = HTTPDate()
@@ -41,8 +43,10 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     /// Creates the machine for a connection accepted at `now` from `client` (its numeric
     /// address), and arms its idle timer.
     public init(
-        settings: ProxySettings, client: [UInt8], tools: RuleTools, now: Int64, actions: inout ActionBuffer
+        settings: ProxySettings, client: [UInt8], secure: Bool = false, tools: RuleTools, now: Int64,
+        actions: inout ActionBuffer
     ) {
+        self.secure = secure
         self.settings = settings
         self.client = client
         self.tools = tools
@@ -193,11 +197,14 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
 
     /// The verdict for hold `id` of the current exchange arrived.
     public mutating func verdict(
-        _ id: Int, _ verdict: Verdict, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
+        _ id: Int, _ verdict: Verdict, input: some ByteSource, sink: Sink, levels: BufferLevels, now: Int64,
+        actions: inout ActionBuffer
     ) {
         guard exchange != nil else { return }
         let date = currentDate(now)
-        exchange!.verdict(id, verdict, date: date, now: now, actions: &actions)
+        exchange!.verdict(
+            id, verdict, input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
+            actions: &actions)
         settle(levels, now: now, actions: &actions)
     }
 }

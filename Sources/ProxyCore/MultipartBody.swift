@@ -12,8 +12,8 @@ struct MultipartBody<Sink: RequestBodySink> {
 
     /// The parser and rules for a multipart body of `type` on `route`, or why it is refused.
     static func make(
-        _ type: MediaType, route: Route?, head: RequestHead, limits: Limits, sink: Sink, tools: RuleTools,
-        now: Int64
+        _ type: MediaType, route: Route?, head: RequestHead, limits: Limits, identity: Identity?, sink: Sink,
+        tools: RuleTools, now: Int64
     ) -> Result<Self, ProxyError> {
         let boundary: [UInt8]
         do throws(HTTPCoreError) {
@@ -32,7 +32,7 @@ struct MultipartBody<Sink: RequestBodySink> {
         }
         var rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
-            now: now / 1000, sniffer: tools.sniffer, hashing: tools.hashing)
+            now: now / 1000, identity: identity, sniffer: tools.sniffer, hashing: tools.hashing)
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
             var files = sink

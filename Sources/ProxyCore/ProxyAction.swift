@@ -76,6 +76,9 @@ public enum ProxyAction: Sendable {
     /// Disarm timer `id`.
     case cancelTimer(TimerID)
 
+    /// Check `index` of the exchange's route answered `hold`: the shell consults it (an auth
+    /// service) and reports its `Verdict` with the index as id.
+    case consultCheck(Int)
     /// A request started (for the in-flight gauge).
     case exchangeStarted
     /// The exchange (or a request refused before one started) is over: its one access-log line.

@@ -36,12 +36,20 @@ public struct ProxyError: Error, Sendable, Equatable {
     public var detail: String
     /// The `limits:` key that was exceeded, for metrics.
     public var limit: String?
+    /// A request check's refusal: its response fields and relayed body.
+    public var refusal: Refusal?
 
     /// Creates an error of `kind`; `detail` reaches the client and the log.
     public init(_ kind: Kind, detail: String, limit: String? = nil) {
         self.kind = kind
         self.detail = detail
         self.limit = limit
+    }
+
+    /// The error for a request check's refusal (`status` 401, 403, 429, ...).
+    public init(_ refusal: Refusal) {
+        self.init(.refused(status: refusal.status), detail: refusal.reason)
+        self.refusal = refusal
     }
 
     /// The error for a malformed or oversized request head or body framing.

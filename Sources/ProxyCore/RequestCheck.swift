@@ -1,30 +1,144 @@
 public import HTTP1
+public import UploadRules
 
-/// A request-level check (authentication, a rate limit, an external scanner): it sees the
-/// head before any body byte is forwarded, and passes, refuses, or holds the request until a
-/// verdict arrives. Checks run in order; the first refusal wins.
+/// A request-level check (authentication, a rate limit, an external service): it sees the
+/// head before any body byte is read past it, before the upstream is connected and before a
+/// token is minted, and admits, refuses, or holds the request until a verdict arrives.
+///
+/// A route's checks run in order, one at a time: a check that holds stops the sequence until
+/// its verdict, and each check sees the identity the ones before it established.
 public protocol RequestCheck: Sendable {
-    /// Judges `head` on `route`. A `hold` is answered later through the connection's
-    /// `verdict(_:_:now:actions:)` with the id the exchange gives it (the check's index).
-    func check(_ head: RequestHead, route: Route?) -> CheckAnswer
+    /// Judges the request. A `hold` makes the exchange ask the shell to consult the check
+    /// (`ProxyAction.consultCheck`); the answer comes back as a `Verdict` through the
+    /// connection's `verdict(_:_:…)` with the check's index as id.
+    func check(_ request: CheckRequest) -> CheckAnswer
+
+    /// The request this check admitted has ended (exactly once per admission), after
+    /// `bytesIn` body bytes were read. Rate limits release what they counted here.
+    func ended(_ request: CheckRequest, bytesIn: Int64, now: Int64)
+}
+
+extension RequestCheck {
+    public func ended(_ request: CheckRequest, bytesIn: Int64, now: Int64) {}
+}
+
+/// What a check sees of a request.
+public struct CheckRequest: Sendable {
+    /// The request head, as received.
+    public var head: RequestHead
+    /// The route's name.
+    public var route: String
+    /// The client's numeric address.
+    public var client: [UInt8]
+    /// The identity an earlier check established.
+    public var identity: Identity?
+    /// Whether the request came over TLS.
+    public var secure: Bool
+    /// The monotonic clock, milliseconds.
+    public var now: Int64
+
+    public init(
+        head: RequestHead, route: String, client: [UInt8], identity: Identity? = nil, secure: Bool = false,
+        now: Int64
+    ) {
+        self.head = head
+        self.route = route
+        self.client = client
+        self.identity = identity
+        self.secure = secure
+        self.now = now
+    }
+
+    /// The key per-client limits count under: the identity's subject, else the address.
+    public var clientKey: String {
+        if let identity { return "id:" + identity.subject }
+        return "ip:" + String(decoding: client, as: UTF8.self)
+    }
 }
 
 /// A check's first answer.
 public enum CheckAnswer: Sendable, Equatable {
     /// The request may go on.
     case pass
-    /// Refused with `status` (401, 403, 429, ...) and a reason for the client and the log.
-    case refuse(status: Int, reason: String)
+    /// The client is authenticated as this identity; the request may go on.
+    case identified(Identity)
+    /// Refused (401, 403, 429, ...).
+    case refuse(Refusal)
     /// The answer comes later; the exchange waits at most `milliseconds` (then 503).
     case hold(milliseconds: Int64)
 }
 
 /// A verdict that ends a hold.
 public enum Verdict: Sendable, Equatable {
-    /// Go on: the held bytes flow.
-    case release
-    /// Refuse with `status` and a reason.
-    case refuse(status: Int, reason: String)
+    /// Go on, as `identity` when the check established one; `tally` is what the metrics
+    /// count (an auth service's `allowed`, or an `error` let through by `on_error: allow`).
+    case release(Identity? = nil, tally: CheckTally? = nil)
+    /// Refused.
+    case refuse(Refusal)
     /// Drop the request: the upstream gets nothing more and the connection closes unanswered.
     case abort
+}
+
+/// Why a check refused, and what the client gets: a status, a reason naming the rule (never
+/// why a signature failed in detail, never a credential), response fields such as
+/// `WWW-Authenticate` or `Retry-After`, and optionally a body relayed from an auth service.
+public struct Refusal: Sendable, Equatable {
+    /// A response field of a refusal.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// A body to send instead of FormGate's own (an auth service's 401 or 403 body).
+    public struct Body: Sendable, Equatable {
+        public var contentType: String?
+        public var bytes: [UInt8]
+
+        public init(contentType: String?, bytes: [UInt8]) {
+            self.contentType = contentType
+            self.bytes = bytes
+        }
+    }
+
+    /// The status the client gets.
+    public var status: Int
+    /// For the client and the log.
+    public var reason: String
+    /// Extra response fields.
+    public var fields: [Field]
+    /// A relayed body, if any.
+    public var body: Body?
+    /// What the metrics count.
+    public var tally: CheckTally?
+
+    public init(
+        status: Int, reason: String, fields: [Field] = [], body: Body? = nil, tally: CheckTally? = nil
+    ) {
+        self.status = status
+        self.reason = reason
+        self.fields = fields
+        self.body = body
+        self.tally = tally
+    }
+}
+
+/// What a check's decision adds to the metrics: `formgate_auth_total{route,result,reason}`
+/// or `formgate_rate_limited_total{route,limit}`. Reasons come from fixed sets.
+public enum CheckTally: Sendable, Equatable {
+    /// `auth:` decided (`allowed`, `denied` or `error`, with a reason label).
+    case auth(AuthResult, reason: String)
+    /// A `rate_limit:` limit (`requests`, `bytes` or `concurrent`) refused the request.
+    case rateLimited(limit: String)
+}
+
+/// The result label of `formgate_auth_total`.
+public enum AuthResult: String, Sendable, Equatable {
+    case allowed
+    case denied
+    case error
 }

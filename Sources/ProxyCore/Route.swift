@@ -33,6 +33,10 @@ public struct Route: Sendable {
     /// Request-level checks run on every request of the route before its body is forwarded
     /// (none by default); set at run time.
     public var checks: [any RequestCheck] = []
+    /// With `auth:`: which request fields never go upstream as sent, and what the identity sets.
+    public var authForwarding: AuthForwarding?
+    /// `auth:` in a word (`jwt`, `api_keys`, `request`), for `formgate check` and logs.
+    public var authMethod: String?
 
     public init(
         name: String? = nil, pathPrefix: String, host: String? = nil, methods: [String] = [],

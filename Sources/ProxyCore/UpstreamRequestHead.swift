@@ -1,5 +1,6 @@
 public import HTTP1
 import HTTPCore
+public import UploadRules
 
 /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
 /// removed, forwarding fields added, the route's header rules applied, framing set by the
@@ -23,6 +24,7 @@ public enum UpstreamRequestHead {
     static let requestIDName = Array("X-Request-Id".utf8)
     static let hostName = Array("Host".utf8)
     static let http = Array("http".utf8)
+    static let https = Array("https".utf8)
     static let listSeparator: [UInt8] = [UInt8(ascii: ","), 0x20]
 
     /// Request fields FormGate sets itself (or drops: Expect is answered here).
@@ -35,9 +37,12 @@ public enum UpstreamRequestHead {
     /// - Parameters:
     ///   - boundary: the new boundary when the body is re-encoded as multipart.
     ///   - client: the client's numeric address (appended to `X-Forwarded-For`).
+    ///   - secure: whether the client came over TLS (`X-Forwarded-Proto: https`).
+    ///   - identity: who the route's `auth:` says sent it: the client's own identity fields
+    ///     never go upstream; the route may set them (and `headers.set` values) from this.
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
-        client: [UInt8], framing: Framing
+        client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil
     ) -> RequestHead {
         var headers = request.headers
         let originalHost = headers.firstValue("Host")
@@ -57,7 +62,7 @@ public enum UpstreamRequestHead {
         }
         forwarded.append(contentsOf: client)
         headers.set(name: forwardedForName, value: forwarded)
-        headers.set(name: forwardedProtoName, value: http)
+        headers.set(name: forwardedProtoName, value: secure ? https : http)
         if let originalHost {
             headers.append(name: forwardedHostName, value: originalHost)
         }
@@ -65,6 +70,7 @@ public enum UpstreamRequestHead {
         if let route {
             for name in route.removeHeaders { headers.removeAll(named: name) }
             for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
+            if let auth = route.authForwarding { auth.apply(to: &headers, identity: identity) }
         }
         switch framing {
         case .chunked:

@@ -75,14 +75,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///
     /// - Parameters:
     ///   - headers: the request's headers (for `{header:NAME}`).
+    ///   - identity: who sent the request, when the route authenticates (`{auth:…}`).
     ///   - now: Unix seconds (for `{date}`, `{time}` and token deadlines).
     ///   - sniffer: the worker's sniffer (one per thread); a new one when `nil` and sniffing.
     ///   - hashing: the loop thread's hashing queue; with it, large file parts are hashed off
     ///     the loop and the pipeline may hold (the caller must then call `resume()` after the
     ///     queue's signal). Without it, every part is hashed inline and nothing is held.
     public init(
-        rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, sniffer: Sniffer? = nil,
-        hashing: DigestQueue? = nil, boundary: Boundary = .random()
+        rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, identity: Identity? = nil,
+        sniffer: Sniffer? = nil, hashing: DigestQueue? = nil, boundary: Boundary = .random()
     ) {
         self.rules = rules
         self.sniffer = rules.sniff == nil ? nil : (sniffer ?? Sniffer())
@@ -94,6 +95,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         values.time = now
         values.date = Self.date(now)
         values.header = { headers[$0] }
+        values.identity = identity
         self.requestValues = values
         self.encoder = MultipartEncoder(boundary: boundary, leadingLineBreak: rules.fieldsFirst)
         self.pendingBefore = rules.inject.indices.filter {
@@ -327,7 +329,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         case .qiniu(let policy):
             let scope = policy.scope.render(values, random: &random)
             let json = QiniuToken.policyJSON(
-                scope: scope, deadline: now + policy.ttlSeconds, extra: policy.extra)
+                scope: scope, deadline: now + policy.ttlSeconds,
+                extra: policy.extra.map { ($0.name, $0.value.json(values, random: &random)) })
             value = QiniuToken.token(
                 accessKey: policy.accessKey, secretKey: policy.secretKey, policyJSON: json)
         }

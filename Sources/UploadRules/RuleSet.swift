@@ -1,3 +1,4 @@
+import HTTPCore
 public import MultipartParsing
 
 /// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
@@ -98,16 +99,38 @@ public struct QiniuPolicy: Sendable {
     public var scope: Template
     /// Seconds until the token's deadline.
     public var ttlSeconds: Int64
-    /// Extra policy fields as JSON literals, in order (`returnBody`, `insertOnly`, …).
-    public var extra: [(String, String)]
+    /// Extra policy fields in order (`returnBody`, `insertOnly`, `endUser`, …).
+    public var extra: [(name: String, value: PolicyValue)]
 
     public init(
-        accessKey: String, secretKey: String, scope: Template, ttlSeconds: Int64, extra: [(String, String)]
+        accessKey: String, secretKey: String, scope: Template, ttlSeconds: Int64,
+        extra: [(name: String, value: PolicyValue)]
     ) {
         self.accessKey = accessKey
         self.secretKey = secretKey
         self.scope = scope
         self.ttlSeconds = ttlSeconds
         self.extra = extra
+    }
+}
+
+/// One extra policy field's value: a JSON literal written as is (numbers, booleans), or a
+/// string template rendered for each request (`endUser: "{auth:sub}"`) and quoted.
+public enum PolicyValue: Sendable {
+    case literal(String)
+    case string(Template)
+
+    /// The value as JSON for one request.
+    public func json(_ values: TemplateValues, random: inout some RandomNumberGenerator) -> String {
+        switch self {
+        case .literal(let json): json
+        case .string(let template): jsonString(template.render(values, random: &random))
+        }
+    }
+
+    /// Whether the value reads the identity.
+    public var usesIdentity: Bool {
+        if case .string(let template) = self { return template.usesIdentity }
+        return false
     }
 }

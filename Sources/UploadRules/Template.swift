@@ -8,6 +8,12 @@ public struct Template: Sendable, Equatable {
         case literal(String)
         case uuid, random, ext, basename, original, field, index, date, time, filename
         case header(String)
+        /// `{auth:sub}`: the identity's subject.
+        case authSubject
+        /// `{auth:claim:NAME}`: a claim of the client's token.
+        case authClaim(String)
+        /// `{auth:NAME}`: an identity header from the auth service.
+        case authAttribute(String)
     }
 
     /// What went wrong compiling a template.
@@ -71,15 +77,40 @@ public struct Template: Sendable, Equatable {
         case "filename": return .filename
         default:
             if name.hasPrefix("header:"), name.count > 7 { return .header(String(name.dropFirst(7))) }
+            if name == "auth:sub" { return .authSubject }
+            if name.hasPrefix("auth:claim:"), name.count > 11 {
+                return .authClaim(String(name.dropFirst(11)))
+            }
+            if name.hasPrefix("auth:"), name.count > 5, !name.hasPrefix("auth:claim:") {
+                return .authAttribute(String(name.dropFirst(5)))
+            }
             throw CompileError(
                 message:
-                    "unknown variable {\(name)} in '\(text)' (known: uuid, random, ext, basename, original, field, index, date, time, filename, header:NAME)"
+                    "unknown variable {\(name)} in '\(text)' (known: uuid, random, ext, basename, original, field, index, date, time, filename, header:NAME, auth:sub, auth:claim:NAME, auth:NAME)"
             )
         }
     }
 
     /// Whether the template uses `{filename}` (so it must wait for a file part).
     public var usesFilename: Bool { pieces.contains(.filename) }
+
+    /// Whether the template reads the identity (`{auth:…}`), which needs a route with `auth:`.
+    public var usesIdentity: Bool {
+        pieces.contains {
+            switch $0 {
+            case .authSubject, .authClaim, .authAttribute: true
+            default: false
+            }
+        }
+    }
+
+    /// Whether the template is plain text (no variables).
+    public var isLiteral: Bool {
+        pieces.allSatisfy {
+            if case .literal = $0 { return true }
+            return false
+        }
+    }
 
     /// Fills the template.
     public func render(_ values: TemplateValues, random: inout some RandomNumberGenerator) -> String {
@@ -98,6 +129,9 @@ public struct Template: Sendable, Equatable {
             case .time: out += "\(values.time)"
             case .filename: out += values.filename
             case .header(let name): out += values.header(name) ?? ""
+            case .authSubject: out += values.identity?.subject ?? ""
+            case .authClaim(let name): out += values.identity?.claims[name] ?? ""
+            case .authAttribute(let name): out += values.identity?.attribute(name) ?? ""
             }
         }
         return out
@@ -146,6 +180,8 @@ public struct TemplateValues: Sendable {
     public var filename = ""
     /// Request headers, by name.
     public var header: @Sendable (String) -> String? = { _ in nil }
+    /// Who sent the request, when the route has `auth:` (`{auth:…}`; empty without).
+    public var identity: Identity?
 
     public init() {}
 }

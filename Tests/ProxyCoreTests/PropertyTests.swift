@@ -87,7 +87,8 @@ import Testing
             harness.upstreamSends(piece)
         case 78..<88: harness.advance(by: Int64.random(in: 1...2_500, using: &random))
         case 88..<93:
-            harness.verdict(0, Bool.random(using: &random) ? .release : .refuse(status: 401, reason: "no"))
+            harness.verdict(
+                0, Bool.random(using: &random) ? .release() : .refuse(Refusal(status: 401, reason: "no")))
         case 93..<95:
             halfClosed = true
             harness.clientHalfCloses()

@@ -18,7 +18,7 @@ import Testing
         #expect(harness.shell.connects.isEmpty, "nothing goes upstream while held")
         #expect(harness.shell.clientInput.count == 5, "the body stays in the client's input")
         #expect(harness.shell.timers[.verdict(0)] == harness.now + 1_000)
-        harness.verdict(0, .release)
+        harness.verdict(0, .release())
         #expect(harness.shell.timers[.verdict(0)] == nil)
         harness.upstreamConnects()
         harness.upstreamDrains()
@@ -30,7 +30,7 @@ import Testing
     @Test func aRefusalAnswersWithTheStatusItNames() {
         let harness = Self.harness(.hold(milliseconds: 1_000))
         harness.clientSends(Self.request)
-        harness.verdict(0, .refuse(status: 403, reason: "refused by the auth service"))
+        harness.verdict(0, .refuse(Refusal(status: 403, reason: "refused by the auth service")))
         harness.clientDrains()
         #expect(harness.statuses == [403])
         #expect(harness.shell.clientText.hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
@@ -39,11 +39,12 @@ import Testing
     }
 
     @Test func anImmediateRefusalNeedsNoHold() {
-        let harness = Self.harness(.refuse(status: 429, reason: "over the rate limit"))
+        let harness = Self.harness(
+            .refuse(Refusal(status: 429, reason: "over the rate limit", fields: [.init("Retry-After", "3")])))
         harness.clientSends(Self.request)
         harness.clientDrains()
         #expect(harness.statuses == [429])
-        #expect(harness.shell.clientText.hasPrefix("HTTP/1.1 429 Too Many Requests\r\n"))
+        #expect(harness.shell.clientText.hasPrefix("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\n"))
         #expect(harness.shell.timers[.verdict(0)] == nil)
     }
 
@@ -65,7 +66,7 @@ import Testing
         harness.advance(by: 1)
         #expect(harness.statuses == [503])
         // A late verdict changes nothing.
-        harness.verdict(0, .release)
+        harness.verdict(0, .release())
         #expect(harness.shell.connects.isEmpty)
         #expect(harness.statuses == [503])
     }
@@ -76,7 +77,7 @@ import Testing
         #expect(harness.shell.clientReading)
         harness.clientSends("456789abcdef")
         #expect(!harness.shell.clientReading, "16 bytes held: over the watermark of 8")
-        harness.verdict(0, .release)
+        harness.verdict(0, .release())
         harness.upstreamConnects()
         harness.upstreamDrains()
         #expect(harness.shell.clientReading, "released: the pause is followed by its resume")

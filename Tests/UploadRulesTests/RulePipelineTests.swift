@@ -125,7 +125,7 @@ import Testing
                     QiniuPolicy(
                         accessKey: "AK", secretKey: "SK", scope: try Template("bucket:{filename}"),
                         ttlSeconds: 3600,
-                        extra: [("insertOnly", "1")])))
+                        extra: [("insertOnly", .literal("1"))])))
         ]
         let parts = try apply(rules).parts
         let token = try #require(parts.first { $0.name == "token" }?.content)

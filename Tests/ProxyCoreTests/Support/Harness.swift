@@ -102,7 +102,9 @@ final class Harness {
     }
 
     func verdict(_ id: Int, _ verdict: Verdict) {
-        machine.verdict(id, verdict, levels: shell.levels, now: now, actions: &actions)
+        machine.verdict(
+            id, verdict, input: shell.clientInput, sink: sink, levels: shell.levels, now: now,
+            actions: &actions)
         execute()
     }
 

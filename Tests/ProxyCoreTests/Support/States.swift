@@ -1,4 +1,3 @@
-import HTTP1
 import ProxyCore
 import Testing
 
@@ -6,7 +5,7 @@ import Testing
 struct FixedCheck: RequestCheck {
     let answer: CheckAnswer
 
-    func check(_ head: RequestHead, route: Route?) -> CheckAnswer { answer }
+    func check(_ request: CheckRequest) -> CheckAnswer { answer }
 }
 
 /// The states an exchange passes through, each reached from a fresh connection.
