@@ -96,6 +96,19 @@ public final class ClientLimiter: Sendable {
         }
     }
 
+    /// Ends an admitted request found by its key instead of its ticket (for a `RequestCheck`,
+    /// which keeps no ticket): `key` and `declaredBytes` must be those given to `admit`.
+    ///
+    /// The one difference from `end(_:bytes:now:)`: a request admitted without state (a full
+    /// table) whose key has been tracked since is ended against that entry, freeing a slot
+    /// another request of the same client holds. That needs a full table and the same client
+    /// both untracked and tracked at once; the slot count is never made negative.
+    public func end(key: ClientKey, declaredBytes: Int64?, bytes: Int64, now: Int64) {
+        let reserved = limit.bytesPerMinute == nil ? 0 : max(0, declaredBytes ?? 0)
+        let ticket = Ticket(key: key, shard: Self.shardIndex(of: key), reservedBytes: reserved)
+        end(ticket, bytes: bytes, now: now)
+    }
+
     /// The clients tracked now (takes every shard's lock in turn: for tests and metrics).
     public var trackedClients: Int {
         shards.reduce(0) { total, shard in total + shard.state.withLock { $0.entries.count } }
