@@ -35,7 +35,7 @@ public final class AuthCache: Sendable {
     }
 
     private struct Entry {
-        let identity: [AuthServiceVerdict.IdentityHeader]
+        let identity: [AuthServiceVerdict.Header]
         let expires: Int64
     }
 
@@ -79,7 +79,7 @@ public final class AuthCache: Sendable {
     }
 
     /// The identity of a fresh allowing answer for `key`, or `nil`.
-    public func lookup(_ key: Key, now: Int64) -> [AuthServiceVerdict.IdentityHeader]? {
+    public func lookup(_ key: Key, now: Int64) -> [AuthServiceVerdict.Header]? {
         shard(of: key).entries.withLock { entries in
             guard let entry = entries[key] else { return nil }
             guard now < entry.expires else {
@@ -98,7 +98,7 @@ public final class AuthCache: Sendable {
     }
 
     /// Keeps an allowing answer for `ttl` from `now`.
-    public func store(_ key: Key, identity: [AuthServiceVerdict.IdentityHeader], now: Int64) {
+    public func store(_ key: Key, identity: [AuthServiceVerdict.Header], now: Int64) {
         let entry = Entry(identity: identity, expires: now + ttl)
         shard(of: key).entries.withLock { entries in
             if entries[key] == nil, entries.count >= perShard { entries.remove(at: entries.startIndex) }

@@ -5,10 +5,10 @@ import HTTPCore
 public enum AuthServiceVerdict: Sendable, Equatable {
     /// 2xx: the request may go; `identity` holds the `identity_headers` the answer carried,
     /// in the configured order and spelling (absent ones are left out).
-    case allowed(identity: [IdentityHeader])
+    case allowed(identity: [Header])
     /// 401 or 403: relay `status`, these headers (`WWW-Authenticate`, `Content-Type`) and
     /// `body` (at most `AuthServiceVerdict.maxBodyBytes`) to the client.
-    case denied(status: Int, headers: [IdentityHeader], body: [UInt8])
+    case denied(status: Int, headers: [Header], body: [UInt8])
     /// No usable answer: 503, unless `on_error: allow`.
     case failed(Failure)
 
@@ -19,7 +19,7 @@ public enum AuthServiceVerdict: Sendable, Equatable {
 
     /// A header of the service's answer: an identity attribute, or a field relayed with a
     /// denial.
-    public struct IdentityHeader: Sendable, Equatable {
+    public struct Header: Sendable, Equatable {
         public let name: String
         public let value: String
 
@@ -68,12 +68,12 @@ public enum AuthServiceVerdict: Sendable, Equatable {
 
     /// The verdict of a 401 or 403 answer and its body.
     public static func denial(_ head: ResponseHead, body: [UInt8]) -> AuthServiceVerdict {
-        var relayed: [IdentityHeader] = []
+        var relayed: [Header] = []
         for field in head.headers {
             let name = field.nameString.lowercased()
             guard name == "www-authenticate" || name == "content-type" else { continue }
             guard isPlainValue(field.value) else { return .failed(.malformed) }
-            relayed.append(IdentityHeader(name: field.nameString, value: field.valueString))
+            relayed.append(Header(name: field.nameString, value: field.valueString))
         }
         return .denied(status: head.status, headers: relayed, body: body)
     }
@@ -82,14 +82,14 @@ public enum AuthServiceVerdict: Sendable, Equatable {
     /// CR, LF, NUL and other controls (tab allowed) and valid UTF-8; otherwise `.malformed`
     /// (a repeated identity header is ambiguous).
     private static func allowed(_ head: ResponseHead, identityHeaders: [String]) -> AuthServiceVerdict {
-        var identity: [IdentityHeader] = []
+        var identity: [Header] = []
         for name in identityHeaders {
             guard head.headers.count(of: name) <= 1 else { return .failed(.malformed) }
             guard let value = head.headers.first(name) else { continue }
             guard isPlainValue(value), let text = String(validating: value, as: UTF8.self) else {
                 return .failed(.malformed)
             }
-            identity.append(IdentityHeader(name: name, value: text))
+            identity.append(Header(name: name, value: text))
         }
         return .allowed(identity: identity)
     }

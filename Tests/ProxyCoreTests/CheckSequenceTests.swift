@@ -195,7 +195,10 @@ final class RecordingCheck: RequestCheck {
         harness.clientDrains()
         #expect(harness.statuses == [200, 200, 429], "the burst of 2 is spent")
         #expect(harness.shell.clientText.contains("\r\nRetry-After: 1\r\n"))
-        #expect(harness.shell.records.last?.tallies.all == [.auth(.allowed, reason: "jwt"), .rateLimited(limit: "requests")])
+        #expect(
+            harness.shell.records.last?.tallies.all == [
+                .auth(.allowed, reason: "jwt"), .rateLimited(limit: "requests"),
+            ])
         #expect(limiter.trackedClients == 1)
         // A second later one token is back (the connection closed after the 429: a new one).
         let next = Harness(routes: RouteTable([route]))

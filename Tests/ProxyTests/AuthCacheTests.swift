@@ -8,7 +8,7 @@ import Testing
 /// service asked once for ten requests.
 @Suite struct AuthCacheTests {
     let names = AuthServiceSettings.defaultForwardHeaders
-    let identity = [AuthServiceVerdict.IdentityHeader(name: "X-User-Id", value: "u1")]
+    let identity = [AuthServiceVerdict.Header(name: "X-User-Id", value: "u1")]
 
     func key(_ headers: [(String, String)]) -> AuthCache.Key? {
         AuthCache.key(for: clientRequest("POST", "/upload", headers), forwardHeaders: names)

@@ -29,7 +29,7 @@ import Testing
             identityHeaders: identity)
     }
 
-    @Test func twoHundredAllowsWithTheListedIdentityHeaders() throws {
+    @Test func twoHundredAllowsWithTheListedHeaders() throws {
         let request = clientRequest(
             "POST", "/allow/photos?album=3&name=a%20b",
             [
