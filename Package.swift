@@ -92,7 +92,9 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config", "ProxyCore"], swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",
-            dependencies: ["ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules"],
+            dependencies: [
+                "ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules", "ClientAuth", "CCrypto",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ProxyTests", dependencies: ["Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore"],

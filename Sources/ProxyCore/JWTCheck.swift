@@ -13,6 +13,8 @@ public struct JWTCheck: RequestCheck {
     let claimNames: [String]
     /// Unix seconds (injected: tests freeze it).
     let clock: @Sendable () -> Int64
+    /// Tokens verified recently, by their bytes.
+    let cache = VerifiedTokenCache()
 
     public init(
         verifier: JWTVerifier, source: TokenSource = .bearer, claimNames: [String] = [],
@@ -36,7 +38,9 @@ public struct JWTCheck: RequestCheck {
                     "the token is not readable", challenge: "Bearer error=\"invalid_request\"",
                     reason: failure.rawValue))
         }
-        switch verifier.verify(token, now: clock()) {
+        let now = clock()
+        if let identity = cache.identity(for: token, now: now) { return .identified(identity) }
+        switch verifier.verify(token, now: now) {
         case .success(let verified):
             guard let subject = verified.subject, !subject.isEmpty else {
                 return .refuse(
@@ -48,13 +52,22 @@ public struct JWTCheck: RequestCheck {
             for name in claimNames {
                 if let value = verified.claim(named: name) { claims[name] = value }
             }
-            return .identified(Identity(subject: subject, method: .jwt, claims: claims))
+            let identity = Identity(subject: subject, method: .jwt, claims: claims)
+            cache.store(token, identity: identity, expiresAt: expiry(verified))
+            return .identified(identity)
         case .failure(let rejection):
             return .refuse(
                 Self.refusal(
                     "the token is not valid", challenge: "Bearer error=\"invalid_token\"",
                     reason: rejection.rawValue))
         }
+    }
+
+    /// When the cached token stops being valid: `exp` + leeway (`nil`: it has no `exp`).
+    func expiry(_ verified: VerifiedToken) -> Int64? {
+        guard let exp = verified.claims["exp"]?.numberValue?.numericDate else { return nil }
+        let (deadline, overflow) = exp.addingReportingOverflow(max(0, verifier.settings.leeway))
+        return overflow ? Int64.max : deadline
     }
 
     /// A 401 naming the rule; `reason` (a fixed label) goes to the metrics only.
