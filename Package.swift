@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "MultipartParsing", targets: ["MultipartParsing"]),
         .library(name: "MultipartEncoding", targets: ["MultipartEncoding"]),
         .library(name: "HTTP1", targets: ["HTTP1"]),
+        .library(name: "ClientAuth", targets: ["ClientAuth"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),

@@ -21,6 +21,9 @@ let package = Package(
             name: "FuzzHTTPHead", dependencies: [.product(name: "HTTP1", package: "FormGate")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzJWT", dependencies: [.product(name: "ClientAuth", package: "FormGate")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzChunked", dependencies: [.product(name: "HTTP1", package: "FormGate")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

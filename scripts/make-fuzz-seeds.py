@@ -8,6 +8,7 @@
   hostile requests.
 - FuzzHTTPHead: the head of every hostile request, prefixed with a split byte.
 - FuzzChunked: the chunked bodies of the hostile requests, prefixed with a split byte.
+- FuzzJWT: every bearer token and cookie token of Tests/Fixtures/hostile-auth, and its JWKS.
 
 Seeds longer than the fuzzers' -max_len (8192) are cut. Hand-written seeds (seed0…) stay.
 """
@@ -66,4 +67,11 @@ for case in hostile:
     match = re.search(rb'boundary="?([^";\r\n]+)', head)
     if match and body:
         write("FuzzMultipart", split_prefix(body) + body.replace(match.group(1), b"b0undary"))
+auth = json.load(open(os.path.join(root, "Tests/Fixtures/hostile-auth/manifest.json")))["cases"]
+for case in auth:
+    request = open(os.path.join(root, "Tests/Fixtures/hostile-auth", case["file"]), "rb").read()
+    for match in re.finditer(rb"(?im)^(?:authorization: bearer |cookie: .*?session=)([^\r\n;]*)", request):
+        if match.group(1):
+            write("FuzzJWT", match.group(1))
+write("FuzzJWT", open(os.path.join(root, "Tests/Fixtures/hostile-auth/jwks.json"), "rb").read())
 print("fuzz seeds: " + ", ".join(f"{target} {count}" for target, count in sorted(written.items())))
