@@ -243,8 +243,7 @@ extension ConfigLoader {
         return rules.inject.contains { injection in
             switch injection.value {
             case .template(let template): template.usesIdentity
-            case .qiniu(let policy):
-                policy.scope.usesIdentity || policy.extra.contains { $0.value.usesIdentity }
+            case .provider(let provider): provider.templates.contains(where: \.usesIdentity)
             }
         }
     }

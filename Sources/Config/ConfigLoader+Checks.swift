@@ -126,11 +126,7 @@ extension ConfigLoader {
         for injection in route.rules.inject {
             switch injection.value {
             case .template(let template): templates.append(template)
-            case .qiniu(let policy):
-                templates.append(policy.scope)
-                for (_, value) in policy.extra {
-                    if case .string(let template) = value { templates.append(template) }
-                }
+            case .provider(let provider): templates += provider.templates
             }
         }
         var names: [String] = []

@@ -371,6 +371,7 @@ public enum ConfigLoader {
         var name: String?
         var position = Injection.Position.first
         var value: Injection.Value?
+        var qiniu: QiniuPolicy?
         for (key, _, item) in entries {
             let keyPath = join(path, key)
             switch key {
@@ -384,13 +385,15 @@ public enum ConfigLoader {
                 case nil: break
                 }
             case "value": value = template(item, keyPath, &decoder).map { .template($0) }
-            default: value = decodeQiniu(item, keyPath, &decoder).map { .qiniu($0) }
+            default:
+                qiniu = decodeQiniu(item, keyPath, &decoder)
             }
         }
         guard let name, !name.isEmpty else {
             decoder.fail(node.mark, path, "an injected field needs a name")
             return nil
         }
+        if let qiniu { value = .provider(QiniuProvider(fieldName: name, policy: qiniu)) }
         guard let value else {
             decoder.fail(node.mark, path, "an injected field needs a value: or qiniu:")
             return nil

@@ -194,11 +194,14 @@ func benchmarkRules() -> RuleSet {
     rules.inject = [
         Injection(
             name: "token", position: .before("upload"),
-            value: .qiniu(
-                QiniuPolicy(
-                    accessKey: "ak", secretKey: "sk", scope: try! Template("bucket:{filename}"),
-                    ttlSeconds: 3600,
-                    extra: []))),
+            value: .provider(
+                QiniuProvider(
+                    fieldName: "token",
+                    policy:
+                        QiniuPolicy(
+                            accessKey: "ak", secretKey: "sk", scope: try! Template("bucket:{filename}"),
+                            ttlSeconds: 3600,
+                            extra: [])))),
         Injection(name: "key", position: .before("upload"), value: .template(try! Template("{filename}"))),
     ]
     rules.digests = [.sha256]

@@ -32,7 +32,8 @@ struct MultipartBody<Sink: RequestBodySink> {
         }
         var rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
-            now: now / 1000, identity: identity, sniffer: tools.sniffer, hashing: tools.hashing)
+            now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
+            hashing: tools.hashing)
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
             var files = sink

@@ -58,6 +58,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     var nextHold = 0
     var emittedFirst = false
     var pendingBefore: [Int]
+    /// `limits.file_bytes` (what providers put in their policies).
+    let maxFileBytes: Int64
     let sniffer: Sniffer?
     /// A file part whose head waits for the sniff window.
     var held: HeldPart?
@@ -76,6 +78,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// - Parameters:
     ///   - headers: the request's headers (for `{header:NAME}`).
     ///   - identity: who sent the request, when the route authenticates (`{auth:…}`).
+    ///   - maxFileBytes: `limits.file_bytes`, for the providers' policies.
     ///   - now: Unix seconds (for `{date}`, `{time}` and token deadlines).
     ///   - sniffer: the worker's sniffer (one per thread); a new one when `nil` and sniffing.
     ///   - hashing: the loop thread's hashing queue; with it, large file parts are hashed off
@@ -83,8 +86,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///     queue's signal). Without it, every part is hashed inline and nothing is held.
     public init(
         rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, identity: Identity? = nil,
-        sniffer: Sniffer? = nil, hashing: DigestQueue? = nil, boundary: Boundary = .random()
+        maxFileBytes: Int64 = 4 << 30, sniffer: Sniffer? = nil, hashing: DigestQueue? = nil,
+        boundary: Boundary = .random()
     ) {
+        self.maxFileBytes = maxFileBytes
         self.rules = rules
         self.sniffer = rules.sniff == nil ? nil : (sniffer ?? Sniffer())
         self.output = PipelineOutput(sink: sink)
@@ -282,7 +287,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
         let due = pendingBefore.filter { rules.inject[$0].position == .before(part.name) }
         pendingBefore.removeAll { due.contains($0) }
-        for index in due { emitInjection(index, values: values) }
+        for index in due { emitInjection(index, values: values, contentType: partHeaders["Content-Type"]) }
         let disposition = ContentDisposition(
             name: Array(part.name.utf8), filename: finalFilename.map { Array($0.utf8) })
         output.toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
@@ -320,22 +325,20 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
     }
 
-    private mutating func emitInjection(_ index: Int, values: TemplateValues) {
+    private mutating func emitInjection(_ index: Int, values: TemplateValues, contentType: String? = nil) {
         let injection = rules.inject[index]
-        let value: String
         switch injection.value {
         case .template(let template):
-            value = template.render(values, random: &random)
-        case .qiniu(let policy):
-            let scope = policy.scope.render(values, random: &random)
-            let json = QiniuToken.policyJSON(
-                scope: scope, deadline: now + policy.ttlSeconds,
-                extra: policy.extra.map { ($0.name, $0.value.json(values, random: &random)) })
-            value = QiniuToken.token(
-                accessKey: policy.accessKey, secretKey: policy.secretKey, policyJSON: json)
+            emitField(name: injection.name, value: template.render(values, random: &random))
+            injected.append(injection.name)
+        case .provider(let provider):
+            let context = ProviderContext(
+                values: values, contentType: contentType, now: now, maxFileBytes: maxFileBytes)
+            for field in provider.fields(for: context, random: &random) {
+                emitField(name: field.name, value: field.value)
+                injected.append(field.name)
+            }
         }
-        emitField(name: injection.name, value: value)
-        injected.append(injection.name)
     }
 
     mutating func emitField(name: String, value: String) {

@@ -76,8 +76,8 @@ public struct Injection: Sendable {
     public enum Value: Sendable {
         /// A template (`value:`, including `{header:NAME}`).
         case template(Template)
-        /// A freshly minted Qiniu upload token.
-        case qiniu(QiniuPolicy)
+        /// Fields from an upload-credential provider (a Qiniu token, an S3 POST policy, …).
+        case provider(any TokenProvider)
     }
 
     public var name: String

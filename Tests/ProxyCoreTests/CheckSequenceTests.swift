@@ -152,11 +152,15 @@ final class RecordingCheck: RequestCheck {
                 Injection(name: "uploader", position: .first, value: .template(try! Template("{auth:sub}"))),
                 Injection(
                     name: "token", position: .first,
-                    value: .qiniu(
-                        QiniuPolicy(
-                            accessKey: "AK", secretKey: "SK",
-                            scope: try! Template("photos:users/{auth:sub}/"),
-                            ttlSeconds: 60, extra: [("endUser", .string(try! Template("{auth:sub}")))]))),
+                    value: .provider(
+                        QiniuProvider(
+                            fieldName: "token",
+                            policy:
+                                QiniuPolicy(
+                                    accessKey: "AK", secretKey: "SK",
+                                    scope: try! Template("photos:users/{auth:sub}/"),
+                                    ttlSeconds: 60, extra: [("endUser", .string(try! Template("{auth:sub}")))]
+                                )))),
             ]
         }
         let body = "--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nx\r\n--b--\r\n"

@@ -121,11 +121,14 @@ import Testing
         rules.inject = [
             Injection(
                 name: "token", position: .before("file"),
-                value: .qiniu(
-                    QiniuPolicy(
-                        accessKey: "AK", secretKey: "SK", scope: try Template("bucket:{filename}"),
-                        ttlSeconds: 3600,
-                        extra: [("insertOnly", .literal("1"))])))
+                value: .provider(
+                    QiniuProvider(
+                        fieldName: "token",
+                        policy:
+                            QiniuPolicy(
+                                accessKey: "AK", secretKey: "SK", scope: try Template("bucket:{filename}"),
+                                ttlSeconds: 3600,
+                                extra: [("insertOnly", .literal("1"))]))))
         ]
         let parts = try apply(rules).parts
         let token = try #require(parts.first { $0.name == "token" }?.content)

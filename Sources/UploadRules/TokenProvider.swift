@@ -1,0 +1,46 @@
+/// The seam every upload-credential provider (Qiniu, S3 SigV4 POST, OSS, COS) stands behind:
+/// given what the request and the part are, it returns the fields to inject, in order, at the
+/// injection's position. Built once at configuration load; `fields(for:random:)` runs once per
+/// injection on the loop thread, so it must not block (signing is a few HMACs).
+public protocol TokenProvider: Sendable {
+    /// The provider's word for logs and `formgate check` (`qiniu`, `s3_post`, …).
+    var kind: String { get }
+    /// The templates it renders (`formgate check` refuses `{auth:…}` without `auth:`, and
+    /// a route's JWT copies the claims they read into the identity).
+    var templates: [Template] { get }
+
+    /// The fields for one upload, in the order they go upstream.
+    func fields(for context: ProviderContext, random: inout some RandomNumberGenerator) -> [InjectedField]
+}
+
+/// What a provider knows of the upload it signs for.
+public struct ProviderContext: Sendable {
+    /// The template values of the part the fields go before (its final `{filename}`, `{ext}`,
+    /// the identity), or the request's values for `first`/`last` injections.
+    public var values: TemplateValues
+    /// The `Content-Type` the part goes upstream with (sniffed, declared or repaired), when
+    /// the fields go before a part.
+    public var contentType: String?
+    /// Unix seconds (the policy's date and expiry).
+    public var now: Int64
+    /// `limits.file_bytes`: the largest file the route lets through.
+    public var maxFileBytes: Int64
+
+    public init(values: TemplateValues, contentType: String? = nil, now: Int64, maxFileBytes: Int64) {
+        self.values = values
+        self.contentType = contentType
+        self.now = now
+        self.maxFileBytes = maxFileBytes
+    }
+}
+
+/// One field a provider injects.
+public struct InjectedField: Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
