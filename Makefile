@@ -12,10 +12,17 @@ BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev lib
 # the clients and servers the integration tests and the conformance matrix start, and the
 # matrix's Python modules from Debian (no PyPI, no pip).
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
-	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography
+	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
+# The vendors' own SDKs, the oracles of the upload-credential tests, from PyPI into a virtual
+# environment `make test` creates (Debian's Python refuses `pip install` into the system, PEP
+# 668). Pinned: an oracle that changes under the tests is no oracle. The tests read
+# FORMGATE_SDK_PYTHON and fail when it is missing.
+SDK_VENV := .build/sdk-venv
+SDK_PACKAGES := botocore==1.44.8 qiniu==7.18.0 oss2==2.19.1 cos-python-sdk-v5==1.9.44
+export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
 # strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter).
 BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc
 
@@ -25,7 +32,7 @@ SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 RELEASE_FLAGS := $(SWIFT_FLAGS) -Xswiftc -cross-module-optimization
 FORMAT_PATHS := Package.swift Sources Tests Fuzz
 
-.PHONY: all build release test lint format build-deps deps bench run fuzz robustness conformance soak clean
+.PHONY: all build release test lint format build-deps deps sdk-venv bench run fuzz robustness conformance soak clean
 
 # Executions per fuzz target in `make fuzz` (libFuzzer -runs; docs/robustness.md needs 10 M).
 # `make test` runs each target for 30 s instead.
@@ -52,7 +59,14 @@ lint:
 format:
 	swift format format --in-place --recursive $(FORMAT_PATHS)
 
-test: deps lint release
+# The SDK venv, made once per package list (the stamp names the list).
+sdk-venv: deps
+	@stamp="$(SDK_VENV)/.packages"; if [ "$$(cat $$stamp 2>/dev/null)" != "$(SDK_PACKAGES)" ]; then \
+		rm -rf $(SDK_VENV) && $(PYTHON) -m venv $(SDK_VENV) && \
+		$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check $(SDK_PACKAGES) && \
+		echo "$(SDK_PACKAGES)" > $$stamp; fi
+
+test: deps lint release sdk-venv
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
 	$(PYTHON) Tests/Conformance/matrix.py
