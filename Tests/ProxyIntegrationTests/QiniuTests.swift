@@ -114,4 +114,57 @@ import Testing
         let log = proxy.accessLog(atLeast: 2)
         #expect(log.compactMap { $0["identity"] as? String } == ["alice", "bob"])
     }
+
+    /// The official SDK re-signs the policy of the token FormGate minted to the same token.
+    @Test func theQiniuSDKSignsFormGatesPolicyToTheSameToken() throws {
+        let sdkPython = try sdkPython()
+        let upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        let proxy = try startProxy(
+            """
+            upstream: \(upstream.url)
+            routes:
+              - match: { path: /upload }
+                multipart:
+                  inject:
+                    - { name: token, before: file, qiniu: { access_key: oracle-ak, secret_key: oracle-sk, scope: "photos:{filename}", ttl: 1h, insertOnly: 1, returnBody: "{\\"key\\":\\"$(key)\\"}" } }
+
+            """, workers: 1)
+        defer { proxy.stop() }
+        let body =
+            "--b0\r\nContent-Disposition: form-data; name=\"file\"; filename=\"cat.jpg\"\r\n\r\nmeow\r\n--b0--\r\n"
+        let client = try RawClient(port: proxy.port)
+        client.send(
+            "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b0\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        )
+        #expect(String(decoding: client.readAll(timeout: 30), as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
+        let sent = String(decoding: upstream.bytesReceived, as: UTF8.self)
+        let token = try #require(
+            sent.components(separatedBy: "name=\"token\"\r\n\r\n").dropFirst().first?.components(
+                separatedBy: "\r\n"
+            ).first)
+        let (status, output) = try run(
+            sdkPython,
+            [
+                UpstreamServerTests.resources.appendingPathComponent("qiniu_oracle.py").path, "oracle-ak",
+                "oracle-sk", token,
+            ])
+        #expect(status == 0)
+        let oracle = try jsonObject(output)
+        #expect(oracle["sdk_token"] as? String == token, "the SDK's token for FormGate's policy")
+        let policy = try #require(oracle["policy"] as? String)
+        #expect(policy.hasPrefix("{\"scope\":\"photos:cat.jpg\",\"deadline\":"))
+        #expect(
+            policy.hasSuffix(",\"insertOnly\":1,\"returnBody\":\"{\\\"key\\\":\\\"$(key)\\\"}\"}"),
+            "\(policy)")
+    }
+}
+
+/// The Python of the Makefile's SDK venv (`make sdk-venv`: the vendors' SDKs from PyPI).
+func sdkPython() throws -> String {
+    guard let path = ProcessInfo.processInfo.environment["FORMGATE_SDK_PYTHON"],
+        FileManager.default.isExecutableFile(atPath: path)
+    else {
+        throw TestFailure("FORMGATE_SDK_PYTHON is not set or not executable (make sdk-venv makes it)")
+    }
+    return path
 }
