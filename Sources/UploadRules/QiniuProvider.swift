@@ -12,6 +12,11 @@ public struct QiniuProvider: TokenProvider {
 
     public var kind: String { "qiniu" }
 
+    public var fieldNames: [String] { [fieldName] }
+
+    /// Qiniu's form upload takes `file` last too (its mock checks it), as the S3 family does.
+    public var needsFileLast: Bool { true }
+
     public var templates: [Template] {
         [policy.scope]
             + policy.extra.compactMap {

@@ -60,6 +60,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     var pendingBefore: [Int]
     /// `limits.file_bytes` (what providers put in their policies).
     let maxFileBytes: Int64
+    /// A file part has been forwarded (for `RuleSet.fileLast`).
+    var fileForwarded = false
     let sniffer: Sniffer?
     /// A file part whose head waits for the sniff window.
     var held: HeldPart?
@@ -176,6 +178,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                     declaredType: declared, contentType: declared, dropped: true))
             return
         }
+        if fileForwarded, rules.fileLast {
+            refusal = Refusal(
+                .partAfterFile,
+                description:
+                    "part \(name) follows the file: the object store reads only the fields before it (send them first, or use request_body: buffer with order: fields_first)"
+            )
+            return
+        }
+        if head.isFile { fileForwarded = true }
         emitFirstIfNeeded()
         var values = baseValues(field: name, index: records.count)
         var safe = ""

@@ -10,6 +10,9 @@ public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
         case typeNotAllowed
         /// `sniff.content_type: reject_mismatch` and the declared type is not the sniffed one.
         case typeMismatch
+        /// A part follows the file on a route whose object store reads only the fields before
+        /// it (S3, OSS, COS and Qiniu ignore or refuse them).
+        case partAfterFile
         /// The re-encoded body could not be written (e.g. a header value the encoder refuses).
         case encoding
     }

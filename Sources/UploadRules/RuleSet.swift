@@ -21,6 +21,15 @@ public struct RuleSet: Sendable {
     /// `order: fields_first`: file parts go to the pipeline's `deferred` sink, so the caller
     /// can send every field before the first file (object stores ignore fields after it).
     public var fieldsFirst = false
+    /// The file must be the last part (an object-store provider is injected): a part after a
+    /// file is refused (400 naming it) unless `fieldsFirst` moves the fields before the files.
+    public var fileLast: Bool {
+        !fieldsFirst
+            && inject.contains {
+                if case .provider(let provider) = $0.value { return provider.needsFileLast }
+                return false
+            }
+    }
     /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
     /// sniffing); empty allows everything.
     public var allowTypes: [String] = []
@@ -55,7 +64,12 @@ public struct RuleSet: Sendable {
     /// (an injection, or a digest field `<file>.<algorithm>`): a backend that keeps the first
     /// or the last value could read the client's.
     public func shadowsAddedField(_ name: String) -> Bool {
-        if inject.contains(where: { $0.name == name }) { return true }
+        for injection in inject {
+            switch injection.value {
+            case .template: if injection.name == name { return true }
+            case .provider(let provider): if provider.fieldNames.contains(name) { return true }
+            }
+        }
         guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }
         let suffix = name[name.index(after: dot)...]
         return digests.contains { $0.rawValue == suffix }

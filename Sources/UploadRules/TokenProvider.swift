@@ -5,6 +5,12 @@
 public protocol TokenProvider: Sendable {
     /// The provider's word for logs and `formgate check` (`qiniu`, `s3_post`, …).
     var kind: String { get }
+    /// The names of every field it may inject: a client part of one of these names is dropped
+    /// (a client-supplied `policy` or signature never reaches the object store).
+    var fieldNames: [String] { get }
+    /// Whether the object store reads only the fields before the file (S3, OSS, COS): the
+    /// route then refuses a part after the file, or moves it before with `order: fields_first`.
+    var needsFileLast: Bool { get }
     /// The templates it renders (`formgate check` refuses `{auth:…}` without `auth:`, and
     /// a route's JWT copies the claims they read into the identity).
     var templates: [Template] { get }

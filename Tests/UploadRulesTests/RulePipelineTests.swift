@@ -250,3 +250,55 @@ import Testing
         #expect(collect.parts.map(\.content) == ["3", "Holiday", "t", "4", "late", "AAA", "BBBB"])
     }
 }
+
+/// A route injecting an object-store credential: the file must be the last part.
+@Suite struct FileLastTests {
+    static func rules(fieldsFirst: Bool = false) throws -> RuleSet {
+        var rules = RuleSet()
+        rules.fieldsFirst = fieldsFirst
+        rules.inject = [
+            Injection(
+                name: "token", position: .before("file"),
+                value: .provider(
+                    QiniuProvider(
+                        fieldName: "token",
+                        policy: QiniuPolicy(
+                            accessKey: "AK", secretKey: "SK", scope: try Template("b:{filename}"),
+                            ttlSeconds: 60,
+                            extra: []))))
+        ]
+        return rules
+    }
+
+    static func run(_ rules: RuleSet, _ body: String) throws -> RulePipeline<ByteArraySink> {
+        var pipeline = RulePipeline(
+            rules: rules, sink: ByteArraySink(), headers: HeaderFields(), now: 1_700_000_000)
+        var parser = try MultipartParser(boundary: "b")
+        try parser.feed(Array(body.utf8), into: &pipeline)
+        try parser.finish(into: &pipeline)
+        return pipeline
+    }
+
+    static let fieldAfterFile =
+        "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nx\r\n--b\r\nContent-Disposition: form-data; name=\"x:album\"\r\n\r\nsummer\r\n--b--\r\n"
+
+    @Test func aPartAfterTheFileIsRefusedByName() throws {
+        let pipeline = try Self.run(try Self.rules(), Self.fieldAfterFile)
+        #expect(pipeline.refusal?.reason == .partAfterFile)
+        #expect(pipeline.refusal?.description.hasPrefix("part x:album follows the file") == true)
+    }
+
+    @Test func fieldsFirstMovesThemInsteadAndAClientTokenIsDropped() throws {
+        #expect(try Self.run(try Self.rules(fieldsFirst: true), Self.fieldAfterFile).refusal == nil)
+        let forged =
+            "--b\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\nforged\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nx\r\n--b--\r\n"
+        let pipeline = try Self.run(try Self.rules(), forged)
+        #expect(pipeline.refusal == nil)
+        #expect(pipeline.records.first?.dropped == true, "the client's token is dropped")
+        #expect(!String(decoding: pipeline.sink.bytes, as: UTF8.self).contains("forged"))
+    }
+
+    @Test func withoutACredentialFieldsMayFollowTheFile() throws {
+        #expect(try Self.run(RuleSet(), Self.fieldAfterFile).refusal == nil)
+    }
+}
