@@ -59,6 +59,14 @@ final class AccessLog: @unchecked Sendable {
             line.beginArray()
             for name in multipart.injected { line.string(name) }
             line.endArray()
+            if !multipart.providers.isEmpty {
+                line.key("providers")
+                line.beginArray()
+                for provider in multipart.providers { line.string(provider) }
+                line.endArray()
+                line.key("object_key")
+                line.string(multipart.objectKey)
+            }
         }
         line.key("error")
         line.string(record.error)

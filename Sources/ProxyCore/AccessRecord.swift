@@ -12,6 +12,10 @@ public struct AccessRecord: Sendable {
         public var parts: [Part]
         /// Names of injected fields.
         public var injected: [String]
+        /// The upload-credential providers that ran (`qiniu`, `s3_post`, …).
+        public var providers: [String] = []
+        /// The object key injected (the value of a `key` field FormGate added), if any.
+        public var objectKey: String?
         /// The parser's anomaly flags.
         public var anomalies: [String]
         /// File parts seen.

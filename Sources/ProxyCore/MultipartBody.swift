@@ -77,7 +77,7 @@ struct MultipartBody<Sink: RequestBodySink> {
     /// What the log records of the body.
     var summary: AccessRecord.Multipart {
         AccessRecord.Multipart(
-            parts: rewriter.records, injected: rewriter.injected,
-            anomalies: parser.anomalies.names, files: parser.fileCount)
+            parts: rewriter.records, injected: rewriter.injected, providers: rewriter.providers,
+            objectKey: rewriter.objectKey, anomalies: parser.anomalies.names, files: parser.fileCount)
     }
 }

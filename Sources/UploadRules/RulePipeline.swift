@@ -39,6 +39,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     public internal(set) var records: [PartRecord] = []
     /// Names of injected fields.
     public private(set) var injected: [String] = []
+    /// The providers that ran (`TokenProvider.kind`), in order, for the access log.
+    public private(set) var providers: [String] = []
+    /// The value of the last injected field named `key` (the object key a store gets).
+    public private(set) var objectKey: String?
     /// Set when a rule refuses the request; the caller stops and answers with the status
     /// the proxy maps `refusal.reason` to.
     public internal(set) var refusal: Refusal?
@@ -340,16 +344,19 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         let injection = rules.inject[index]
         switch injection.value {
         case .template(let template):
-            emitField(name: injection.name, value: template.render(values, random: &random))
-            injected.append(injection.name)
+            emitInjected(InjectedField(name: injection.name, value: template.render(values, random: &random)))
         case .provider(let provider):
             let context = ProviderContext(
                 values: values, contentType: contentType, now: now, maxFileBytes: maxFileBytes)
-            for field in provider.fields(for: context, random: &random) {
-                emitField(name: field.name, value: field.value)
-                injected.append(field.name)
-            }
+            providers.append(provider.kind)
+            for field in provider.fields(for: context, random: &random) { emitInjected(field) }
         }
+    }
+
+    private mutating func emitInjected(_ field: InjectedField) {
+        emitField(name: field.name, value: field.value)
+        injected.append(field.name)
+        if field.name == "key" { objectKey = field.value }
     }
 
     mutating func emitField(name: String, value: String) {

@@ -60,6 +60,9 @@ import Testing
         #expect(answer["sha256"] as? String == Digest.hex(content))
         #expect(answer["fields"] as? [String] == ["key", "token", "x:album"])
         #expect(!proxy.stdout.contains("test-sk"))
+        let line = try #require(proxy.accessLog(atLeast: 1).first)
+        #expect(line["providers"] as? [String] == ["qiniu"], "the access log names the provider")
+        #expect(line["object_key"] as? String == key, "and the object key it granted")
     }
 
     /// Each authenticated client may write only under its own prefix: the token's scope is
