@@ -17,6 +17,9 @@ public struct QiniuProvider: TokenProvider {
     /// Qiniu's form upload takes `file` last too (its mock checks it), as the S3 family does.
     public var needsFileLast: Bool { true }
 
+    /// Qiniu's form upload is sent with a Content-Length (its mock refuses chunked bodies).
+    public var needsContentLength: Bool { true }
+
     public var templates: [Template] {
         [policy.scope]
             + policy.extra.compactMap {

@@ -11,6 +11,9 @@ public protocol TokenProvider: Sendable {
     /// Whether the object store reads only the fields before the file (S3, OSS, COS): the
     /// route then refuses a part after the file, or moves it before with `order: fields_first`.
     var needsFileLast: Bool { get }
+    /// Whether the store refuses a chunked body (S3 and its kin answer 411): the route should
+    /// send an exact Content-Length (`request_body: buffer`); `formgate check` warns otherwise.
+    var needsContentLength: Bool { get }
     /// The templates it renders (`formgate check` refuses `{auth:…}` without `auth:`, and
     /// a route's JWT copies the claims they read into the identity).
     var templates: [Template] { get }

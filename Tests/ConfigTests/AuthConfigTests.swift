@@ -134,3 +134,30 @@ import Testing
                 && config.warnings.first?.contains("short") == true)
     }
 }
+
+/// A route injecting an object-store credential over `request_body: stream` could send a
+/// chunked body the store refuses: `formgate check` says so.
+@Suite struct ProviderConfigTests {
+    static let route = """
+        routes:
+          - match: { path: /u }
+            request_body: MODE
+            multipart:
+              order: ORDER
+              inject: [{ name: token, before: file, qiniu: { access_key: a, secret_key: b, scope: "p:{filename}" } }]
+
+        """
+
+    @Test func aStreamRouteWithAStoreThatNeedsALengthIsWarnedAbout() throws {
+        let stream = Self.route.replacingOccurrences(of: "MODE", with: "stream").replacingOccurrences(
+            of: "ORDER", with: "as_sent")
+        let warned = try ConfigLoader.load(text: stream, file: "p.yaml").get()
+        #expect(warned.warnings.count == 1)
+        #expect(
+            warned.warnings.first?.contains(
+                "routes[0].request_body: stream may send the rewritten body chunked") == true)
+        let buffer = Self.route.replacingOccurrences(of: "MODE", with: "buffer").replacingOccurrences(
+            of: "ORDER", with: "fields_first")
+        #expect(try ConfigLoader.load(text: buffer, file: "p.yaml").get().warnings.isEmpty)
+    }
+}
