@@ -142,10 +142,14 @@ extension ConfigLoader {
 extension ConfigLoader {
     /// A `stream` route whose provider's store refuses chunked bodies: a rewritten body is sent
     /// chunked unless it was read whole first, so say so (`formgate check` prints it).
-    static func warnIfChunked(_ route: Route, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder) {
+    static func warnIfChunked(
+        _ route: Route, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder
+    ) {
         guard route.requestBody == .stream else { return }
         for injection in route.rules.inject {
-            guard case .provider(let provider) = injection.value, provider.needsContentLength else { continue }
+            guard case .provider(let provider) = injection.value, provider.needsContentLength else {
+                continue
+            }
             decoder.warn(
                 mark, join(path, "request_body"),
                 "stream may send the rewritten body chunked, which \(provider.kind)'s store refuses (411): use request_body: buffer for an exact Content-Length"
