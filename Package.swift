@@ -89,6 +89,7 @@ let package = Package(
         .testTarget(
             name: "UploadRulesTests",
             dependencies: ["UploadRules", "HTTPCore", "MultipartParsing", "MultipartEncoding"],
+            exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "ProxyCore"], swiftSettings: strict),
         .testTarget(
