@@ -31,8 +31,9 @@ public struct OSSPostProvider: TokenProvider {
     public var secretKey: String
     /// An STS token: sent as `x-oss-security-token` (and, with V4, pinned by the policy).
     public var securityToken: String?
-    /// The region ID as the V4 credential scope spells it (`cn-hangzhou`, not the endpoint's
-    /// `oss-cn-hangzhou`). Unused by V1.
+    /// The region ID as the V4 credential scope spells it (`cn-hangzhou`). The endpoint's
+    /// spelling, `oss-cn-hangzhou`, is accepted and loses its `oss-` (as ali-oss's
+    /// `getStandardRegion` does): no region ID starts with it. Unused by V1.
     public var region: String
     public var bucket: String
     /// The object key (`uploads/{auth:sub}/{uuid}{ext}`).
@@ -50,7 +51,7 @@ public struct OSSPostProvider: TokenProvider {
         self.accessKey = accessKey
         self.secretKey = secretKey
         self.securityToken = securityToken
-        self.region = region
+        self.region = region.hasPrefix("oss-") ? String(region.dropFirst(4)) : region
         self.bucket = bucket
         self.key = key
         self.ttlSeconds = ttlSeconds

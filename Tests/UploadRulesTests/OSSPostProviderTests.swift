@@ -103,6 +103,18 @@ import UploadRules
         #expect(values["x-oss-signature"]?.count == 64)
     }
 
+    @Test func endpointRegionSpelling() throws {
+        let provider = OSSPostProvider(
+            version: .v4, accessKey: "AK", secretKey: "SK", region: "oss-cn-hangzhou", bucket: "b",
+            key: try Template("k"), ttlSeconds: 60)
+        #expect(provider.region == "cn-hangzhou")
+        var random = SplitMix64(seed: 7)
+        let fields = provider.fields(for: Self.context(), random: &random)
+        #expect(
+            fields.first { $0.name == "x-oss-credential" }?.value
+                == "AK/20231203/cn-hangzhou/oss/aliyun_v4_request")
+    }
+
     @Test func templateRenderedOnceForFieldAndPolicy() throws {
         let provider = OSSPostProvider(
             version: .v4, accessKey: "AK", secretKey: "SK", region: "cn-beijing", bucket: "b",
