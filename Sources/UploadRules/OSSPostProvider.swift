@@ -66,47 +66,14 @@ public struct OSSPostProvider: TokenProvider {
         -> [InjectedField]
     {
         let objectKey = key.render(context.values, random: &random)
-        var conditions = [
+        let conditions = [
             "{\"bucket\":\(jsonString(bucket))}", "{\"key\":\(jsonString(objectKey))}",
             "[\"content-length-range\",0,\(context.maxFileBytes)]",
         ]
         var fields = [InjectedField(name: "key", value: objectKey)]
         switch version {
-        case .v1:
-            if let successActionStatus {
-                conditions.append("{\"success_action_status\":\(jsonString(successActionStatus))}")
-            }
-            let policy = Self.encodedPolicy(expiration: context.now + ttlSeconds, conditions: conditions)
-            fields += [
-                InjectedField(name: "OSSAccessKeyId", value: accessKey),
-                InjectedField(name: "policy", value: policy),
-                InjectedField(
-                    name: "Signature", value: Self.v1Signature(secretKey: secretKey, policy: policy)),
-            ]
-        case .v4:
-            let date = PostPolicyTime.date(context.now)
-            let dateTime = PostPolicyTime.dateTime(context.now)
-            let credential = Self.v4Credential(accessKey: accessKey, date: date, region: region)
-            conditions += [
-                "{\"x-oss-signature-version\":\(jsonString(Self.v4Algorithm))}",
-                "{\"x-oss-credential\":\(jsonString(credential))}",
-                "{\"x-oss-date\":\(jsonString(dateTime))}",
-            ]
-            if let securityToken {
-                conditions.append("{\"x-oss-security-token\":\(jsonString(securityToken))}")
-            }
-            if let successActionStatus {
-                conditions.append("{\"success_action_status\":\(jsonString(successActionStatus))}")
-            }
-            let policy = Self.encodedPolicy(expiration: context.now + ttlSeconds, conditions: conditions)
-            let signature = Self.v4Signature(secretKey: secretKey, date: date, region: region, policy: policy)
-            fields += [
-                InjectedField(name: "policy", value: policy),
-                InjectedField(name: "x-oss-signature-version", value: Self.v4Algorithm),
-                InjectedField(name: "x-oss-credential", value: credential),
-                InjectedField(name: "x-oss-date", value: dateTime),
-                InjectedField(name: "x-oss-signature", value: signature),
-            ]
+        case .v1: fields += v1Fields(conditions: conditions, now: context.now)
+        case .v4: fields += v4Fields(conditions: conditions, now: context.now)
         }
         if let securityToken {
             fields.append(InjectedField(name: "x-oss-security-token", value: securityToken))
@@ -115,6 +82,53 @@ public struct OSSPostProvider: TokenProvider {
             fields.append(InjectedField(name: "success_action_status", value: successActionStatus))
         }
         return fields
+    }
+
+    /// `OSSAccessKeyId`, `policy`, `Signature`.
+    private func v1Fields(conditions: [String], now: Int64) -> [InjectedField] {
+        let policy = Self.encodedPolicy(
+            expiration: now + ttlSeconds, conditions: conditions + optionalConditions(v4: false))
+        return [
+            InjectedField(name: "OSSAccessKeyId", value: accessKey),
+            InjectedField(name: "policy", value: policy),
+            InjectedField(name: "Signature", value: Self.v1Signature(secretKey: secretKey, policy: policy)),
+        ]
+    }
+
+    /// `policy`, `x-oss-signature-version`, `x-oss-credential`, `x-oss-date`, `x-oss-signature`;
+    /// the policy pins the three signing fields.
+    private func v4Fields(conditions: [String], now: Int64) -> [InjectedField] {
+        let date = PostPolicyTime.date(now)
+        let dateTime = PostPolicyTime.dateTime(now)
+        let credential = Self.v4Credential(accessKey: accessKey, date: date, region: region)
+        let signing = [
+            "{\"x-oss-signature-version\":\(jsonString(Self.v4Algorithm))}",
+            "{\"x-oss-credential\":\(jsonString(credential))}",
+            "{\"x-oss-date\":\(jsonString(dateTime))}",
+        ]
+        let policy = Self.encodedPolicy(
+            expiration: now + ttlSeconds, conditions: conditions + signing + optionalConditions(v4: true))
+        return [
+            InjectedField(name: "policy", value: policy),
+            InjectedField(name: "x-oss-signature-version", value: Self.v4Algorithm),
+            InjectedField(name: "x-oss-credential", value: credential),
+            InjectedField(name: "x-oss-date", value: dateTime),
+            InjectedField(
+                name: "x-oss-signature",
+                value: Self.v4Signature(secretKey: secretKey, date: date, region: region, policy: policy)),
+        ]
+    }
+
+    /// The security token (V4 only) and `success_action_status`, when set.
+    private func optionalConditions(v4: Bool) -> [String] {
+        var conditions: [String] = []
+        if v4, let securityToken {
+            conditions.append("{\"x-oss-security-token\":\(jsonString(securityToken))}")
+        }
+        if let successActionStatus {
+            conditions.append("{\"success_action_status\":\(jsonString(successActionStatus))}")
+        }
+        return conditions
     }
 
     /// The base64 of `{"expiration":…,"conditions":[…]}`; `conditions` are JSON already.
