@@ -46,6 +46,20 @@ public struct COSPostProvider: TokenProvider {
 
     public var kind: String { "cos_post" }
 
+    /// Every field it may add (a client part of one of these names is dropped).
+    public var fieldNames: [String] {
+        [
+            "key", "policy", "q-sign-algorithm", "q-ak", "q-key-time", "q-signature", "x-cos-security-token",
+            "Content-Type",
+        ]
+    }
+
+    /// The store reads only the fields before the file.
+    public var needsFileLast: Bool { true }
+
+    /// The store refuses chunked bodies (411).
+    public var needsContentLength: Bool { true }
+
     public var templates: [Template] { [key] }
 
     public func fields(for context: ProviderContext, random: inout some RandomNumberGenerator)

@@ -60,6 +60,20 @@ public struct OSSPostProvider: TokenProvider {
 
     public var kind: String { "oss_post" }
 
+    /// Every field it may add (a client part of one of these names is dropped).
+    public var fieldNames: [String] {
+        [
+            "key", "OSSAccessKeyId", "policy", "Signature", "x-oss-signature-version", "x-oss-credential",
+            "x-oss-date", "x-oss-signature", "x-oss-security-token", "success_action_status",
+        ]
+    }
+
+    /// The store reads only the fields before the file.
+    public var needsFileLast: Bool { true }
+
+    /// The store refuses chunked bodies (411).
+    public var needsContentLength: Bool { true }
+
     public var templates: [Template] { [key] }
 
     public func fields(for context: ProviderContext, random: inout some RandomNumberGenerator)

@@ -22,6 +22,20 @@ public struct S3PostProvider: TokenProvider {
 
     public var kind: String { "s3_post" }
 
+    /// Every field it may add (a client part of one of these names is dropped).
+    public var fieldNames: [String] {
+        [
+            "Content-Type", "key", "x-amz-algorithm", "x-amz-credential", "x-amz-date",
+            "x-amz-security-token", "policy", "x-amz-signature",
+        ]
+    }
+
+    /// The store reads only the fields before the file.
+    public var needsFileLast: Bool { true }
+
+    /// The store refuses chunked bodies (411).
+    public var needsContentLength: Bool { true }
+
     public var templates: [Template] { [settings.key] + (settings.keyPrefix.map { [$0] } ?? []) }
 
     public func fields(for context: ProviderContext, random: inout some RandomNumberGenerator)

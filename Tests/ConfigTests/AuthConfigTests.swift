@@ -161,3 +161,71 @@ import Testing
         #expect(try ConfigLoader.load(text: buffer, file: "p.yaml").get().warnings.isEmpty)
     }
 }
+
+/// `inject: - { s3_post | oss_post | cos_post: { … }, before: file }`: a provider of several
+/// fields (no `name`), its settings checked at load.
+@Suite struct StoreProviderConfigTests {
+    func load(_ provider: String) -> Result<ServerConfig, ConfigErrors> {
+        ConfigLoader.load(
+            text: """
+                routes:
+                  - match: { path: /u }
+                    request_body: buffer
+                    multipart:
+                      inject: [{ before: file, \(provider) }]
+
+                """, file: "s.yaml", environment: ["AWS_SK": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"])
+    }
+
+    @Test(arguments: [
+        (
+            "s3_post: { access_key: AK, secret_key: \"${AWS_SK}\", region: us-east-1, bucket: b, key: \"u/{uuid}{ext}\" }",
+            "s3_post"
+        ),
+        (
+            "oss_post: { access_key: AK, secret_key: S, region: cn-hangzhou, bucket: b, key: \"{filename}\", version: v1 }",
+            "oss_post"
+        ),
+        (
+            "cos_post: { secret_id: ID, secret_key: S, bucket: b-125, key: \"{filename}\", ttl: 10m }",
+            "cos_post"
+        ),
+    ])
+    func eachProviderLoads(provider: String, kind: String) throws {
+        let route = try #require(try load(provider).get().routes.first)
+        guard case .provider(let loaded) = route.rules.inject.first?.value else {
+            Issue.record("no provider")
+            return
+        }
+        #expect(loaded.kind == kind)
+        #expect(route.rules.shadowsAddedField("policy"), "a client's policy field is dropped")
+    }
+
+    @Test(arguments: [
+        ("s3_post: { access_key: AK, secret_key: S, bucket: b, key: k }", "s3_post: needs region"),
+        (
+            "s3_post: { access_key: AK, secret_key: S, region: US_EAST, bucket: b, key: k }",
+            "s3_post.region: 'US_EAST' is not a region name"
+        ),
+        (
+            "s3_post: { access_key: AK, secret_key: S, region: us-east-1, bucket: b, key: k, ttl: 30d }",
+            "s3_post.ttl: expected 1s to 7d"
+        ),
+        (
+            "oss_post: { access_key: AK, secret_key: S, region: cn-hangzhou, bucket: b, key: k, version: v2 }",
+            "oss_post.version: expected v1 or v4"
+        ),
+        ("cos_post: { secret_id: ID, bucket: b, key: k }", "cos_post: needs secret_key"),
+        (
+            "s3_post: { access_key: AK, secret_key: S, region: us-east-1, bucket: b, key: k, conditions: { content-length-range: [10, 1] } }",
+            "conditions.content-length-range: expected [MIN, MAX] sizes"
+        ),
+    ])
+    func badSettingsNameTheirKey(provider: String, expected: String) {
+        guard case .failure(let errors) = load(provider) else {
+            Issue.record("\(provider) loaded")
+            return
+        }
+        #expect(errors.errors.map(\.description).contains { $0.contains(expected) }, "\(errors.errors)")
+    }
+}

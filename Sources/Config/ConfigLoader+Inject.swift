@@ -1,0 +1,96 @@
+import HTTPCore
+import UploadRules
+
+extension ConfigLoader {
+    static func decodeInjection(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Injection?
+    {
+        let keys = Set(["name", "before", "position", "value", "qiniu"]).union(storeProviders)
+        guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
+        var name: String?
+        var position = Injection.Position.first
+        var value: Injection.Value?
+        var qiniu: QiniuPolicy?
+        for (key, _, item) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "name": name = decoder.string(item, keyPath)
+            case "before": decoder.string(item, keyPath).map { position = .before($0) }
+            case "position":
+                switch decoder.string(item, keyPath) {
+                case "first": position = .first
+                case "last": position = .last
+                case let other?: decoder.fail(item.mark, keyPath, "expected first or last, found '\(other)'")
+                case nil: break
+                }
+            case "value": value = template(item, keyPath, &decoder).map { .template($0) }
+            case "qiniu":
+                qiniu = decodeQiniu(item, keyPath, &decoder)
+            default:
+                value = decodeStoreProvider(key, item, keyPath, &decoder).map { .provider($0) }
+                name = name ?? key
+            }
+        }
+        guard let name, !name.isEmpty else {
+            decoder.fail(node.mark, path, "an injected field needs a name")
+            return nil
+        }
+        if let qiniu { value = .provider(QiniuProvider(fieldName: name, policy: qiniu)) }
+        guard let value else {
+            decoder.fail(
+                node.mark, path, "an injected field needs value:, qiniu:, s3_post:, oss_post: or cos_post:")
+            return nil
+        }
+        let sources = entries.filter {
+            $0.key == "value" || $0.key == "qiniu" || storeProviders.contains($0.key)
+        }
+        if sources.count > 1 {
+            decoder.fail(node.mark, path, "give one of value:, qiniu:, s3_post:, oss_post:, cos_post:")
+        }
+        return Injection(name: name, position: position, value: value)
+    }
+
+    static func decodeQiniu(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> QiniuPolicy? {
+        guard case .mapping(let entries, _) = node else {
+            decoder.fail(node.mark, path, "expected a mapping, found \(node.kind)")
+            return nil
+        }
+        var accessKey: String?
+        var secretKey: String?
+        var scope: Template?
+        var ttl: Int64 = 3_600_000
+        var extra: [(name: String, value: PolicyValue)] = []
+        for (key, _, item) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "access_key": accessKey = decoder.string(item, keyPath)
+            case "secret_key": secretKey = decoder.string(item, keyPath)
+            case "scope": scope = template(item, keyPath, &decoder)
+            case "ttl": decoder.duration(item, keyPath).map { ttl = $0 }
+            default:
+                guard case .scalar(let text, _, let quoted) = item,
+                    let expanded = decoder.expand(text, item.mark, keyPath)
+                else {
+                    decoder.fail(item.mark, keyPath, "policy fields must be scalars")
+                    continue
+                }
+                let isLiteral =
+                    !quoted && (Int64(expanded) != nil || expanded == "true" || expanded == "false")
+                if isLiteral {
+                    extra.append((key, .literal(expanded)))
+                } else if let value = try? Template(expanded) {
+                    // Strings may use template variables (`endUser: "{auth:sub}"`); text that is
+                    // not a template (a `returnBody` JSON object) is sent as written.
+                    extra.append((key, .string(value)))
+                } else {
+                    extra.append((key, .literal(jsonString(expanded))))
+                }
+            }
+        }
+        guard let accessKey, !accessKey.isEmpty, let secretKey, !secretKey.isEmpty, let scope else {
+            decoder.fail(node.mark, path, "qiniu needs access_key, secret_key and scope")
+            return nil
+        }
+        return QiniuPolicy(
+            accessKey: accessKey, secretKey: secretKey, scope: scope, ttlSeconds: ttl / 1000, extra: extra)
+    }
+}
