@@ -1,4 +1,3 @@
-import CCrypto
 import HTTPCore
 
 /// `inject: { oss_post: { … } }`: the fields of an Aliyun OSS PostObject form, signed for
@@ -160,34 +159,14 @@ public struct OSSPostProvider: TokenProvider {
 
     /// V4: `AK/yyyymmdd/region/oss/aliyun_v4_request`.
     public static func v4Credential(accessKey: String, date: String, region: String) -> String {
-        "\(accessKey)/\(date)/\(region)/oss/aliyun_v4_request"
+        SigV4.ossV4(region: region).credential(accessKey: accessKey, date: date)
     }
 
-    /// V4: hex HMAC-SHA256(signing key, `policy`), the signing key being HMAC-SHA256 chained
-    /// from `"aliyun_v4" + secret` over the date (`yyyymmdd`), the region, `oss` and
+    /// V4: hex HMAC-SHA256(signing key, `policy`), the signing key being SigV4's chain from
+    /// `"aliyun_v4" + secret` over the date (`yyyymmdd`), the region, `oss` and
     /// `aliyun_v4_request`.
     public static func v4Signature(secretKey: String, date: String, region: String, policy: String) -> String
     {
-        // The same chain as AWS SigV4 with other constants; fold into S3's `SigV4` helper when
-        // the s3 branch lands (it carries its own HMAC-SHA256 until then).
-        var signingKey = Array("aliyun_v4\(secretKey)".utf8)
-        for step in [date, region, "oss", "aliyun_v4_request"] {
-            signingKey = hmacSHA256(key: signingKey, data: Array(step.utf8))
-        }
-        return Hex.encode(hmacSHA256(key: signingKey, data: Array(policy.utf8)))
-    }
-
-    private static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { key in
-            data.withUnsafeBytes { data in
-                HMAC(
-                    EVP_sha256(), key.baseAddress, Int32(key.count),
-                    data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count, &out, &length)
-            }
-        }
-        precondition(result != nil && length == 32, "HMAC-SHA256 failed")
-        return out
+        SigV4.ossV4(region: region).signature(secret: secretKey, date: date, stringToSign: policy)
     }
 }

@@ -13,7 +13,7 @@ public struct S3PostPolicy: Sendable, Equatable {
 
     /// `{"expiration":"2015-12-30T12:00:00.000Z","conditions":[…]}`, compact.
     public var json: String {
-        "{\"expiration\":\"" + SigV4.expiration(unixSeconds: expiration) + "\",\"conditions\":["
+        "{\"expiration\":\"" + PostPolicyTime.expiration(expiration) + "\",\"conditions\":["
             + conditions.map(\.json).joined(separator: ",") + "]}"
     }
 

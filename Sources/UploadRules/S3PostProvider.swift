@@ -54,8 +54,8 @@ public struct S3PostProvider: TokenProvider {
     {
         let contentType = contentType.flatMap { $0.isEmpty ? nil : $0 }
         let signer = SigV4.aws(region: settings.region)
-        let date = SigV4.dateStamp(unixSeconds: now)
-        let timestamp = SigV4.timestamp(unixSeconds: now)
+        let date = PostPolicyTime.date(now)
+        let timestamp = PostPolicyTime.dateTime(now)
         let credential = signer.credential(accessKey: settings.accessKey, date: date)
         let policy = self.policy(
             key: key, keyPrefix: keyPrefix, credential: credential, timestamp: timestamp,

@@ -2,7 +2,7 @@ import CCrypto
 import HTTPCore
 
 /// The AWS Signature Version 4 key chain and the strings around it, pure (HMAC-SHA256 from
-/// OpenSSL, dates from `CivilDate`, no clock, no locale).
+/// OpenSSL; dates as `PostPolicyTime` writes them, no clock, no locale).
 ///
 /// The signing key is `HMAC(HMAC(HMAC(HMAC(keyPrefix + secret, yyyymmdd), region), service),
 /// terminator)`; a POST policy's signature is the lower-case hex HMAC-SHA256 of the base64
@@ -64,7 +64,7 @@ public struct SigV4: Sendable, Equatable {
     /// The lower-case hex HMAC-SHA256 of `stringToSign` (for a POST policy: its base64 text)
     /// under the signing key of `secret` and `date` (`yyyymmdd`).
     public func signature(secret: String, date: String, stringToSign: String) -> String {
-        Self.hex(
+        Hex.encode(
             Self.hmacSHA256(key: signingKey(secret: secret, date: date), data: Array(stringToSign.utf8)))
     }
 
@@ -83,47 +83,4 @@ public struct SigV4: Sendable, Equatable {
         return out
     }
 
-    /// Lower-case hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(Hex.digits[Int(byte >> 4)])
-            out.append(Hex.digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
-
-extension SigV4 {
-    /// `yyyymmdd` (UTC) of a Unix time: the scope's date.
-    public static func dateStamp(unixSeconds seconds: Int64) -> String {
-        let date = CivilDate(unixSeconds: seconds)
-        return pad(date.year, 4) + pad(date.month, 2) + pad(date.day, 2)
-    }
-
-    /// `yyyymmddThhmmssZ` (ISO 8601 basic, UTC) of a Unix time: `x-amz-date`.
-    public static func timestamp(unixSeconds seconds: Int64) -> String {
-        let (hour, minute, second) = clock(seconds)
-        return dateStamp(unixSeconds: seconds) + "T" + pad(hour, 2) + pad(minute, 2) + pad(second, 2) + "Z"
-    }
-
-    /// `yyyy-mm-ddThh:mm:ss.000Z` (ISO 8601 extended, UTC, milliseconds): a policy's
-    /// `expiration`, as AWS's documentation writes it.
-    public static func expiration(unixSeconds seconds: Int64) -> String {
-        let date = CivilDate(unixSeconds: seconds)
-        let (hour, minute, second) = clock(seconds)
-        return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T" + pad(hour, 2)
-            + ":" + pad(minute, 2) + ":" + pad(second, 2) + ".000Z"
-    }
-
-    private static func clock(_ seconds: Int64) -> (Int, Int, Int) {
-        let inDay = Int(((seconds % 86_400) + 86_400) % 86_400)
-        return (inDay / 3600, inDay / 60 % 60, inDay % 60)
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-    }
 }

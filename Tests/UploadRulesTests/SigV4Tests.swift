@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import Testing
 import UploadRules
 
@@ -54,10 +55,10 @@ import UploadRules
                 == "AKIAIOSFODNN7EXAMPLE/20151229/us-east-1/s3/aws4_request")
         #expect(signer.algorithm == "AWS4-HMAC-SHA256")
         // 2015-12-29T00:00:00Z, the page's x-amz-date.
-        #expect(SigV4.timestamp(unixSeconds: 1_451_347_200) == "20151229T000000Z")
-        #expect(SigV4.dateStamp(unixSeconds: 1_451_347_200) == "20151229")
+        #expect(PostPolicyTime.dateTime(1_451_347_200) == "20151229T000000Z")
+        #expect(PostPolicyTime.date(1_451_347_200) == "20151229")
         // Its expiration, written the way the page writes it.
-        #expect(SigV4.expiration(unixSeconds: 1_451_476_800) == "2015-12-30T12:00:00.000Z")
+        #expect(PostPolicyTime.expiration(1_451_476_800) == "2015-12-30T12:00:00.000Z")
     }
 
     @Test func phpSDKPostObjectV4Vector() {
@@ -74,13 +75,13 @@ import UploadRules
     @Test func derivedSigningKeyVector() {
         let key = SigV4.aws(region: "us-east-1", service: "iam")
             .signingKey(secret: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", date: "20120215")
-        #expect(SigV4.hex(key) == "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
+        #expect(Hex.encode(key) == "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d")
     }
 
     /// RFC 4231 test case 2.
     @Test func hmacSHA256() {
         let mac = SigV4.hmacSHA256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
-        #expect(SigV4.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(Hex.encode(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
     /// OSS V4 reuses the chain with its own prefix, terminator and service: the key is the
@@ -112,8 +113,8 @@ import UploadRules
         (-1, "19691231T235959Z", "1969-12-31T23:59:59.000Z"),
     ])
     func dates(seconds: Int64, timestamp: String, expiration: String) {
-        #expect(SigV4.timestamp(unixSeconds: seconds) == timestamp)
-        #expect(SigV4.dateStamp(unixSeconds: seconds) == String(timestamp.prefix(8)))
-        #expect(SigV4.expiration(unixSeconds: seconds) == expiration)
+        #expect(PostPolicyTime.dateTime(seconds) == timestamp)
+        #expect(PostPolicyTime.date(seconds) == String(timestamp.prefix(8)))
+        #expect(PostPolicyTime.expiration(seconds) == expiration)
     }
 }
