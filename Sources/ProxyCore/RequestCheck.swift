@@ -42,12 +42,6 @@ public struct CheckRequest: Sendable {
         self.secure = secure
         self.now = now
     }
-
-    /// The key per-client limits count under: the identity's subject, else the address.
-    public var clientKey: String {
-        if let identity { return "id:" + identity.subject }
-        return "ip:" + String(decoding: client, as: UTF8.self)
-    }
 }
 
 /// A check's first answer.
@@ -154,6 +148,4 @@ public struct CheckTallies: Sendable, Equatable {
     /// The decisions in order.
     public var all: [CheckTally] { [first, second].compactMap { $0 } }
 
-    /// Whether there is none.
-    public var isEmpty: Bool { first == nil }
 }

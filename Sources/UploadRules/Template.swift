@@ -104,14 +104,6 @@ public struct Template: Sendable, Equatable {
         }
     }
 
-    /// Whether the template is plain text (no variables).
-    public var isLiteral: Bool {
-        pieces.allSatisfy {
-            if case .literal = $0 { return true }
-            return false
-        }
-    }
-
     /// Fills the template.
     public func render(_ values: TemplateValues, random: inout some RandomNumberGenerator) -> String {
         var out = ""
