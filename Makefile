@@ -21,7 +21,8 @@ export FORMGATE_PYTHON := $(PYTHON)
 # 668). Pinned: an oracle that changes under the tests is no oracle. The tests read
 # FORMGATE_SDK_PYTHON and fail when it is missing.
 SDK_VENV := .build/sdk-venv
-SDK_PACKAGES := botocore==1.44.8 qiniu==7.18.0 oss2==2.19.1 cos-python-sdk-v5==1.9.44
+SDK_PACKAGES := botocore==1.44.8 boto3==1.44.8 'moto[server]==5.2.5' qiniu==7.18.0 oss2==2.19.1 \
+	cos-python-sdk-v5==1.9.44
 export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
 # strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter).
 BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc
