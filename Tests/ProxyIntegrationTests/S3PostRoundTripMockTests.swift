@@ -101,6 +101,26 @@ import Testing
         #expect((post["file"] as? [String: Any])?["size"] as? Int == 200_000)
     }
 
+    /// S3 and its kin match form field names without regard to case (`Policy` is `policy`), so
+    /// a client's `KEY`, `Policy` or `X-Amz-Signature` would stand beside FormGate's: dropped too.
+    @Test func theClientsFieldsOfFormGatesNamesInAnyCaseAreDropped() throws {
+        let mock = try startS3PostMock()
+        defer { mock.stop() }
+        let proxy = try startRoute(mock: mock)
+        defer { proxy.stop() }
+        let file = try writePNGFile(size: 5_000)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        let forged = [("KEY", "users/alice/chosen.png"), ("Policy", "Zm9yZ2Vk"), ("X-Amz-Signature", "00")]
+        let answer = try post(proxy.url + "/photos", fields: clientFields + forged, file: file.path)
+        #expect(answer.status == 204, "\(answer.body)")
+        let post = try #require(try mockPosts(mock).first)
+        let names = (post["fields"] as? [[String]] ?? []).map { $0[0] }
+        #expect(!names.contains { ["KEY", "Policy", "X-Amz-Signature"].contains($0) }, "\(names)")
+        #expect((post["key"] as? String)?.hasSuffix(".png") == true && post["key"] as? String != forged[0].1)
+        let parts = try #require(proxy.accessLog(atLeast: 1).first?["parts"] as? [[String: Any]])
+        #expect(parts.filter { $0["dropped"] as? Bool == true }.count == 3, "\(parts)")
+    }
+
     @Test func aSignatureFromTheWrongSecretIsRefusedAndNothingStored() throws {
         let mock = try startS3PostMock(secretKey: "the-real-secret")
         defer { mock.stop() }
