@@ -121,6 +121,52 @@ import Testing
         #expect(parts.filter { $0["dropped"] as? Bool == true }.count == 3, "\(parts)")
     }
 
+    /// Temporary credentials (`x-amz-security-token`, covered by the policy) and an exact key
+    /// that JSON must escape (`"`, UTF-8): the mock compares the decoded policy with the raw
+    /// field. A token the store does not know is refused (403 InvalidToken).
+    @Test(arguments: ["tok/en+=", "another-token"])
+    func temporaryCredentialsAndAnEscapedKey(mockToken: String) throws {
+        let mock = try startS3PostMock(sessionToken: mockToken)
+        defer { mock.stop() }
+        let proxy = try startProxy(
+            """
+            upstream: \(mock.url)
+            routes:
+              - match: { path: /photos }
+                request_body: buffer
+                multipart:
+                  inject:
+                    - { before: file, s3_post: { access_key: AKIDMOCK, secret_key: mock-secret, session_token: "tok/en+=", region: eu-central-1, bucket: photos, key: "u/{filename}" } }
+
+            """, workers: 1)
+        defer { proxy.stop() }
+        let body =
+            "--b0\r\nContent-Disposition: form-data; name=\"file\"; filename=\"été \\\"1\\\".png\"\r\nContent-Type: image/png\r\n\r\nhello\r\n--b0--\r\n"
+        let client = try RawClient(port: proxy.port)
+        client.send(
+            "POST /photos HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b0\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        )
+        let answer = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
+        let post = try #require(try mockPosts(mock).first)
+        let values = Dictionary(
+            (post["fields"] as? [[String]] ?? []).map { ($0[0], $0[1]) },
+            uniquingKeysWith: { first, _ in first })
+        #expect(values["x-amz-security-token"] == "tok/en+=")
+        #expect(values["key"] == "u/été \"1\".png")
+        let policy = try decodedPolicy(try #require(values["policy"]))
+        let conditions = policy["conditions"] as? [Any] ?? []
+        #expect(conditions.contains { ($0 as? [String: String])?["key"] == "u/été \"1\".png" })
+        if mockToken == "tok/en+=" {
+            #expect(answer.hasPrefix("HTTP/1.1 204 "), "\(answer)")
+            #expect(post["key"] as? String == "u/été \"1\".png")
+        } else {
+            #expect(
+                answer.hasPrefix("HTTP/1.1 403 ") && answer.contains("<Code>InvalidToken</Code>"), "\(answer)"
+            )
+            #expect(post["key"] is NSNull)
+        }
+    }
+
     @Test func aSignatureFromTheWrongSecretIsRefusedAndNothingStored() throws {
         let mock = try startS3PostMock(secretKey: "the-real-secret")
         defer { mock.stop() }

@@ -9,7 +9,8 @@ check a POST form's signature or policy. This endpoint checks what AWS documents
   ignores fields after it: they are refused here with 400 InvalidArgument to make misuse
   visible);
 - `x-amz-algorithm` is AWS4-HMAC-SHA256; `x-amz-credential` is AK/yyyymmdd/REGION/s3/aws4_request
-  with this endpoint's access key and region and the date of `x-amz-date`;
+  with this endpoint's access key and region and the date of `x-amz-date`; with --session-token,
+  `x-amz-security-token` is that token (403 InvalidToken);
 - `x-amz-signature` is the hex HMAC-SHA256 of the base64 `policy` field under the SigV4
   signing key (403 SignatureDoesNotMatch);
 - the policy decodes (400 InvalidPolicyDocument), its `expiration` is after now + --clock-offset
@@ -32,6 +33,7 @@ file's name, type, size and sha256, the names of parts after the file, the answe
 code, and the stored key.
 
 Usage: s3_post_mock.py --access-key AK --secret-key SK --region R --bucket B [--clock-offset S]
+                      [--session-token T]
 Listens on 127.0.0.1 on a free port and prints `listening on 127.0.0.1:PORT` on stderr. POST /B
 (path style) and POST / (the bucket is the only bucket) upload."""
 import argparse
@@ -159,7 +161,11 @@ def parse_form(reader, boundary, spool_dir):
 
         take_until(b"\r\n\r\n", add_head)
         message = email.message.Message()
-        for line in head.decode("latin-1").split("\r\n"):
+        try:
+            head_text = head.decode("utf-8")
+        except UnicodeDecodeError:
+            head_text = head.decode("latin-1")
+        for line in head_text.split("\r\n"):
             name, colon, value = line.partition(":")
             if not colon:
                 raise malformed("a part header without ':'")
@@ -245,6 +251,9 @@ class Verifier:
             raise Refusal(400, "InvalidArgument",
                           f"Unsupported x-amz-algorithm: '{fields.get('x-amz-algorithm')}'.")
         date = self.check_credential(fields)
+        token = self.options.session_token
+        if token is not None and not hmac.compare_digest(token, fields.get("x-amz-security-token", "")):
+            raise Refusal(403, "InvalidToken", "The provided token is malformed or otherwise invalid.")
         expected = hmac.new(signing_key(self.options.secret_key, date, self.options.region),
                             policy_text.encode(), hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, fields.get("x-amz-signature", "")):
@@ -479,6 +488,7 @@ def options():
     parser.add_argument("--bucket", required=True)
     parser.add_argument("--clock-offset", type=float, default=0.0,
                         help="seconds added to the clock when judging the policy's expiration")
+    parser.add_argument("--session-token", help="temporary credentials: the x-amz-security-token required")
     return parser.parse_args()
 
 

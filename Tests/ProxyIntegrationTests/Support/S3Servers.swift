@@ -26,7 +26,7 @@ func startMoto(bucket: String) throws -> (server: ServerProcess, url: String) {
 /// `s3_post_mock.py`: the verifying S3 POST endpoint for one bucket and key pair.
 func startS3PostMock(
     accessKey: String = "AKIDMOCK", secretKey: String = "mock-secret", region: String = "eu-central-1",
-    bucket: String = "photos", clockOffset: Int = 0
+    bucket: String = "photos", clockOffset: Int = 0, sessionToken: String? = nil
 ) throws -> ServerProcess {
     try ServerProcess(
         try python3(),
@@ -34,7 +34,7 @@ func startS3PostMock(
             UpstreamServerTests.resources.appendingPathComponent("s3_post_mock.py").path, "--access-key",
             accessKey, "--secret-key", secretKey, "--region", region, "--bucket", bucket, "--clock-offset",
             "\(clockOffset)",
-        ])
+        ] + (sessionToken.map { ["--session-token", $0] } ?? []))
 }
 
 /// Runs `s3_client.py ENDPOINT ARGUMENTS…` (boto3) and parses the JSON it prints.
