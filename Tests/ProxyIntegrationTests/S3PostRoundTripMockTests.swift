@@ -264,8 +264,8 @@ import Testing
     }
 
     /// botocore's own `generate_presigned_post` form (an `eq` condition, a starts-with, a range)
-    /// passes the mock, and the mock refuses it once a field breaks the policy: the mock's
-    /// checks are S3's, not FormGate's.
+    /// passes the mock (with an `x-ignore-` field, which needs no condition), and the mock
+    /// refuses it once a field breaks the policy: the mock's checks are S3's, not FormGate's.
     @Test func botocoresFormPassesTheMockAndATamperedOneDoesNot() throws {
         let mock = try startS3PostMock()
         defer { mock.stop() }
@@ -277,7 +277,9 @@ import Testing
         let file = try writePNGFile(size: 5_000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         let accepted = try post(
-            mock.url + "/photos", fields: form + [("x-amz-meta-tag", "trip-1")], file: file.path)
+            mock.url + "/photos",
+            fields: form + [("x-amz-meta-tag", "trip-1"), ("x-ignore-note", "needs no condition")],
+            file: file.path)
         #expect(accepted.status == 204, "\(accepted.body)")
         let publicRead = form.map { $0.0 == "acl" ? ("acl", "public-read") : $0 }
         let tampered = try post(

@@ -4,7 +4,7 @@ s3_client.py ENDPOINT create-bucket BUCKET
     creates the bucket (moto starts empty).
 s3_client.py ENDPOINT get BUCKET KEY
     reads the object with get_object and prints {"size", "sha256", "content_type"} as JSON,
-    hashing the body as it streams.
+    hashing the body as it streams; {"error": CODE} and exit status 3 when S3 refuses.
 s3_client.py ENDPOINT presign BUCKET KEY ACCESS_KEY SECRET_KEY REGION
     prints botocore's generate_presigned_post fields (SigV4) as JSON, for a policy with the
     fields `acl` (["eq", "$acl", "private"]) and `x-amz-meta-tag` (starts-with "trip-") and a
@@ -16,6 +16,7 @@ import sys
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 endpoint, command, *rest = sys.argv[1:]
 
@@ -30,7 +31,11 @@ if command == "create-bucket":
     client().create_bucket(Bucket=rest[0])
     print(json.dumps({"created": rest[0]}))
 elif command == "get":
-    answer = client().get_object(Bucket=rest[0], Key=rest[1])
+    try:
+        answer = client().get_object(Bucket=rest[0], Key=rest[1])
+    except ClientError as error:
+        print(json.dumps({"error": error.response["Error"]["Code"]}))
+        sys.exit(3)
     digest, size = hashlib.sha256(), 0
     for chunk in answer["Body"].iter_chunks(1 << 20):
         digest.update(chunk)

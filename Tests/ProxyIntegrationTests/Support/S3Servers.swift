@@ -42,7 +42,10 @@ func startS3PostMock(
 func s3Client(_ endpoint: String, _ arguments: [String]) throws -> [String: Any] {
     let script = UpstreamServerTests.resources.appendingPathComponent("s3_client.py").path
     let (status, output) = try run(try sdkPython(), [script, endpoint] + arguments)
-    guard status == 0 else { throw TestFailure("s3_client.py \(arguments) exited \(status)") }
+    guard status == 0 else {
+        throw TestFailure(
+            "s3_client.py \(arguments) exited \(status): \(String(decoding: output, as: UTF8.self))")
+    }
     return try jsonObject(output)
 }
 
