@@ -38,11 +38,10 @@ import Testing
             """, workers: 1)
     }
 
-    /// curl's answer: status and body.
-    func post(_ url: String, user: String = "alice", fields: [(String, String)], file: String) throws -> (
-        status: Int, body: String
-    ) {
-        var arguments = ["-sS", "-w", "\n%{http_code}", "-H", "X-User: \(user)"]
+    /// alice's form (`fields`, then `file` declared as text/plain) posted with curl to `url`
+    /// (FormGate's route or the mock itself): the answer's status and body.
+    func post(_ url: String, fields: [(String, String)], file: String) throws -> (status: Int, body: String) {
+        var arguments = ["-sS", "-w", "\n%{http_code}", "-H", "X-User: alice"]
         for (name, value) in fields { arguments += ["--form-string", "\(name)=\(value)"] }
         arguments += ["-F", "file=@\(file);filename=trip.jpg;type=text/plain", url]
         let text = String(decoding: try run(try tool("curl"), arguments).output, as: UTF8.self)
@@ -52,6 +51,8 @@ import Testing
 
     let clientFields = [("acl", "private"), ("x-amz-meta-tag", "trip-2026")]
 
+    /// Through FormGate to the mock: the upload passes every condition, the client's forged
+    /// `policy` and `x-amz-signature` are dropped, and the object holds the bytes and the type.
     @Test func formGatesFieldsPassEveryCondition() throws {
         let mock = try startS3PostMock()
         defer { mock.stop() }
@@ -67,12 +68,11 @@ import Testing
         let post = try #require(try mockPosts(mock).last)
         #expect(post["status"] as? Int == 204, "\(post)")
         let fields = try #require(post["fields"] as? [[String]])
-        #expect(
-            fields.map { $0[0] } == [
-                "acl", "x-amz-meta-tag", "Content-Type", "key", "x-amz-algorithm", "x-amz-credential",
-                "x-amz-date",
-                "policy", "x-amz-signature",
-            ], "the client's fields, then FormGate's, once each")
+        let order = [
+            "acl", "x-amz-meta-tag", "Content-Type", "key", "x-amz-algorithm",
+            "x-amz-credential", "x-amz-date", "policy", "x-amz-signature",
+        ]
+        #expect(fields.map { $0[0] } == order, "the client's fields, then FormGate's, once each")
         let values = Dictionary(fields.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
         #expect(values["policy"] != "Zm9yZ2Vk" && values["x-amz-signature"] != forged[3].1)
         let key = try #require(post["key"] as? String)
@@ -87,9 +87,8 @@ import Testing
         }
         for expected in [
             #"{"bucket":"photos"}"#, #"["starts-with","$key","users/alice/"]"#,
-            #"["content-length-range",0,1048576]"#,
-            #"{"Content-Type":"image/png"}"#, #"{"acl":"private"}"#,
-            #"["starts-with","$x-amz-meta-tag","trip-"]"#,
+            #"{"Content-Type":"image/png"}"#, #"["content-length-range",0,1048576]"#,
+            #"{"acl":"private"}"#, #"["starts-with","$x-amz-meta-tag","trip-"]"#,
         ] {
             #expect(written.contains(expected), "\(expected) in \(written)")
         }
@@ -167,6 +166,7 @@ import Testing
         }
     }
 
+    /// FormGate signs with a stale secret: the store's 403 is relayed, and nothing is stored.
     @Test func aSignatureFromTheWrongSecretIsRefusedAndNothingStored() throws {
         let mock = try startS3PostMock(secretKey: "the-real-secret")
         defer { mock.stop() }
@@ -271,9 +271,8 @@ import Testing
         defer { mock.stop() }
         let fields = try s3Client(
             mock.url, ["presign", "photos", "sdk/trip.png", "AKIDMOCK", "mock-secret", "eu-central-1"])
-        let form = fields.compactMap { name, value in (value as? String).map { (name, $0) } }.sorted {
-            $0.0 < $1.0
-        }
+        let pairs = fields.compactMap { name, value in (value as? String).map { (name, $0) } }
+        let form = pairs.sorted { $0.0 < $1.0 }
         let file = try writePNGFile(size: 5_000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         let accepted = try post(
