@@ -265,7 +265,8 @@ import Testing
 
     /// botocore's own `generate_presigned_post` form (an `eq` condition, a starts-with, a range)
     /// passes the mock (with an `x-ignore-` field, which needs no condition), and the mock
-    /// refuses it once a field breaks the policy: the mock's checks are S3's, not FormGate's.
+    /// refuses it once a field breaks the policy, is not covered, or follows the file: the
+    /// mock's checks are S3's, not FormGate's.
     @Test func botocoresFormPassesTheMockAndATamperedOneDoesNot() throws {
         let mock = try startS3PostMock()
         defer { mock.stop() }
@@ -291,6 +292,14 @@ import Testing
             mock.url + "/photos", fields: form + [("x-amz-meta-tag", "trip-1"), ("x-other", "1")],
             file: file.path)
         #expect(extra.status == 403 && extra.body.contains("Extra input fields: x-other"), "\(extra.body)")
-        #expect(try mockPosts(mock).map { $0["status"] as? Int } == [204, 403, 403])
+        // S3 ignores a field after the file; the mock refuses it so that misuse shows.
+        var afterFile = ["-sS", "-w", "\n%{http_code}"]
+        for (name, value) in form + [("x-amz-meta-tag", "trip-1")] {
+            afterFile += ["--form-string", "\(name)=\(value)"]
+        }
+        afterFile += ["-F", "file=@\(file.path)", "--form-string", "x-ignore-late=1", mock.url + "/photos"]
+        let late = String(decoding: try run(try tool("curl"), afterFile).output, as: UTF8.self)
+        #expect(late.hasSuffix("\n400") && late.contains("Field x-ignore-late follows the file"), "\(late)")
+        #expect(try mockPosts(mock).map { $0["status"] as? Int } == [204, 403, 403, 400])
     }
 }

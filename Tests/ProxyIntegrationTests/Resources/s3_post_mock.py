@@ -117,9 +117,8 @@ def parse_form(reader, boundary, spool_dir):
 
     def take_until(marker, sink):
         """Moves bytes before `marker` into `sink` (a callable), drops the marker."""
-        start = 0
         while True:
-            index = buffer.find(marker, start)
+            index = buffer.find(marker)
             if index >= 0:
                 sink(bytes(buffer[:index]))
                 del buffer[:index + len(marker)]
@@ -139,6 +138,7 @@ def parse_form(reader, boundary, spool_dir):
         if pre_data[0] > MAX_PRE_DATA:
             raise Refusal(400, "MaxPostPreDataLengthExceeded",
                           "Your POST request fields preceding the upload file were too large.")
+
     while True:
         while len(buffer) < 2:
             fill()
@@ -315,7 +315,7 @@ class Verifier:
                          "Invalid according to Policy: Policy Condition failed: " + json.dumps(condition))
         if isinstance(condition, dict) and len(condition) == 1:
             (name, value), = condition.items()
-            operator, name = "eq", name
+            operator = "eq"
         elif isinstance(condition, list) and len(condition) == 3 and isinstance(condition[0], str):
             operator = condition[0].lower()
             if operator == "content-length-range":
