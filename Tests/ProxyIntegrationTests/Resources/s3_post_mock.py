@@ -496,7 +496,10 @@ OPTIONS = options()
 STORE = Store()
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
+# SIGTERM ends the server with its stored objects removed; a test runner's child may inherit
+# SIGTERM blocked, which would leave only SIGKILL (and the temporary directory behind).
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 print(f"listening on 127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
 try:
     server.serve_forever()
