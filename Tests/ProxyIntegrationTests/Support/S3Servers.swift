@@ -99,7 +99,7 @@ func writePNGFile(size: Int) throws -> (path: String, sha256: String) {
             chunk.replaceSubrange(0..<min(signature.count, chunk.count), with: signature.prefix(chunk.count))
         } else {
             withUnsafeBytes(of: blockNumber.littleEndian) {
-                chunk.replaceSubrange(0..<min(4, chunk.count), with: $0)
+                chunk.replaceSubrange(0..<min(4, chunk.count), with: $0.prefix(chunk.count))
             }
         }
         try handle.write(contentsOf: chunk)
