@@ -5,9 +5,11 @@ the bytes through unchanged and keeps a copy of what was sent to the store, so a
 what the store itself received: the fields in order, exactly one credential of FormGate's (the
 client's forged one dropped), the file last and byte-exact, a Content-Length. Each store then
 answers for itself: moto (S3) stores the object and boto3 reads it back (moto checks no POST
-signature, so `S3.verify` checks FormGate's SigV4 signature and policy as S3 would); the Qiniu
-mock verifies the token's signature, expiry and scope, refuses otherwise, and its answer names
-the key, sha256 and type it stored.
+signature, so `S3.verify` checks FormGate's SigV4 signature and policy as S3 would); the OSS
+and COS mocks (oss_post_mock.py, cos_post_mock.py) verify the signature, expiry and every
+condition, refuse a field sent twice, and give the object back with `GET /KEY`; the Qiniu mock
+verifies the token's signature, expiry and scope, and its answer names the key, sha256 and type
+it stored.
 """
 import base64, email.parser, email.policy, hashlib, hmac, json, os, socket, subprocess, threading, time
 import urllib.parse, urllib.request
@@ -141,8 +143,11 @@ class Store:
             problems.append(f"the file is not last: {names}")
         elif hashlib.sha256(parts[-1][3]).hexdigest() != sha256:
             problems.append("the store received other file bytes")
-        if names.count(self.forged) != 1 or fields[self.forged] == dict(self.form())[self.forged]:
-            problems.append(f"{self.forged}: the store received {names.count(self.forged)}, the forged one among them")
+        credentials = [data.decode() for name, _, _, data in parts if name == self.forged]
+        if dict(self.form())[self.forged] in credentials:
+            problems.append(f"{self.forged}: the store received the forged one ({len(credentials)} in all)")
+        elif len(credentials) != 1:
+            problems.append(f"{self.forged}: the store received {len(credentials)}")
         if fields.get(self.text_field) != TITLE:
             problems.append(f"{self.text_field}: {fields.get(self.text_field)!r}")
         if fields.get("key") != key:
@@ -243,6 +248,39 @@ class S3(Store):
         if found["metadata"] != {"title": TITLE}:
             found["problem"] = f"metadata {found['metadata']}"
         return found
+
+
+class PostMock(Store):
+    """oss_post_mock.py / cos_post_mock.py: verifying mocks, POST / stores, GET /KEY reads."""
+
+    script, region, extra = "", "cn-hangzhou", ""
+    access_key, secret_key, bucket = "conformance-ak", "conformance-sk", "conformance"
+
+    def __init__(self, start, python):
+        super().__init__(start([python, os.path.join(resources, self.script), "--access-key", self.access_key,
+                                "--secret-key", self.secret_key, "--bucket", self.bucket, "--region", self.region]))
+
+
+class OSSv1(PostMock):
+    name, provider, text_field, script, version = "oss-v1", "oss_post", "x-oss-meta-title", "oss_post_mock.py", "v1"
+
+    def injection(self):
+        return ("{ before: file, oss_post: { access_key: %s, secret_key: %s, region: %s, bucket: %s, "
+                "key: \"conformance/{uuid}{ext}\", ttl: 15m, version: %s } }"
+                % (self.access_key, self.secret_key, self.region, self.bucket, self.version))
+
+
+class OSSv4(OSSv1):
+    name, version = "oss-v4", "v4"
+
+
+class COS(PostMock):
+    name, provider, text_field, script = "cos", "cos_post", "x-cos-meta-title", "cos_post_mock.py"
+    bucket, region = "conformance-1250000000", "ap-guangzhou"
+
+    def injection(self):
+        return ("{ before: file, cos_post: { secret_id: %s, secret_key: %s, bucket: %s, "
+                "key: \"conformance/{uuid}{ext}\", ttl: 15m } }" % (self.access_key, self.secret_key, self.bucket))
 
 
 class Qiniu(Store):
