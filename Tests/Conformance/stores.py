@@ -39,8 +39,12 @@ class Tap:
         upstream, record = socket.create_connection(("127.0.0.1", self.target)), bytearray()
         with self.lock:
             self.streams.append(record)
-        threading.Thread(target=copy, args=(upstream, client, None), daemon=True).start()
+        answers = threading.Thread(target=copy, args=(upstream, client, None, None), daemon=True)
+        answers.start()
         copy(client, upstream, record, self.lock)
+        answers.join()
+        client.close()
+        upstream.close()
 
     def posts(self):
         """Every whole POST the store received so far, {(connection, offset): (headers, body)}
@@ -55,11 +59,12 @@ class Tap:
                 lines = stream[at:end].decode("latin-1").split("\r\n")
                 headers = {name.strip().lower(): value.strip()
                            for name, _, value in (line.partition(":") for line in lines[1:])}
-                if "content-length" not in headers:  # chunked: no store here reads it
+                if "transfer-encoding" in headers:  # chunked: no store here reads it
                     found[connection, at] = (headers, None)
                     break
-                body = stream[end + 4:end + 4 + int(headers["content-length"])]
-                if len(body) < int(headers["content-length"]):
+                length = int(headers.get("content-length", "0"))
+                body = stream[end + 4:end + 4 + length]
+                if len(body) < length:
                     break
                 if lines[0].startswith("POST "):
                     found[connection, at] = (headers, body)
@@ -67,16 +72,16 @@ class Tap:
         return found
 
 
-def copy(source, sink, record, lock=None):
+def copy(source, sink, record, lock):
+    """Relays one direction until its end, passing a half-close on (or on an error, both)."""
     try:
         while data := source.recv(65536):
             if record is not None:
                 with lock:
                     record += data
             sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
     except OSError:
-        pass
-    finally:
         for end in (sink, source):
             try:
                 end.shutdown(socket.SHUT_RDWR)
