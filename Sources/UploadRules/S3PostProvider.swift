@@ -3,9 +3,10 @@
 /// AWS S3 and every S3-compatible store.
 ///
 /// Fields, in the order botocore's `generate_presigned_post` returns them (its `Fields` first,
-/// then the ones it adds): `Content-Type` (when the part's type is known), `key`,
-/// `x-amz-algorithm`, `x-amz-credential`, `x-amz-date`, `x-amz-security-token` (temporary
-/// credentials only), `policy`, `x-amz-signature`.
+/// then the ones it adds): `Content-Type` (when the part's type is known), the configured
+/// exact conditions (`acl: private`: only that value passes the policy, so FormGate sends it
+/// and the client need not), `key`, `x-amz-algorithm`, `x-amz-credential`, `x-amz-date`,
+/// `x-amz-security-token` (temporary credentials only), `policy`, `x-amz-signature`.
 ///
 /// The policy's conditions, in order: `bucket`; `key` exact, or `starts-with` the rendered
 /// `keyPrefix`; `x-amz-algorithm`, `x-amz-credential`, `x-amz-date`, `x-amz-security-token`;
@@ -24,10 +25,21 @@ public struct S3PostProvider: TokenProvider {
 
     /// Every field it may add (a client part of one of these names is dropped).
     public var fieldNames: [String] {
-        [
-            "Content-Type", "key", "x-amz-algorithm", "x-amz-credential", "x-amz-date",
-            "x-amz-security-token", "policy", "x-amz-signature",
+        ["Content-Type"] + exactFields.map(\.name) + [
+            "key", "x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-security-token", "policy",
+            "x-amz-signature",
         ]
+    }
+
+    /// The configured exact conditions as the fields that satisfy them (`Content-Type` is the
+    /// part's, never a configured one).
+    var exactFields: [InjectedField] {
+        settings.conditions.compactMap { condition in
+            guard case .exact(let field, let value) = condition, field.lowercased() != "content-type" else {
+                return nil
+            }
+            return InjectedField(name: field, value: value)
+        }
     }
 
     /// The store reads only the fields before the file.
@@ -63,6 +75,7 @@ public struct S3PostProvider: TokenProvider {
         ).base64
         var fields: [InjectedField] = []
         if let contentType { fields.append(InjectedField(name: "Content-Type", value: contentType)) }
+        fields += exactFields
         fields.append(InjectedField(name: "key", value: key))
         fields.append(InjectedField(name: "x-amz-algorithm", value: signer.algorithm))
         fields.append(InjectedField(name: "x-amz-credential", value: credential))

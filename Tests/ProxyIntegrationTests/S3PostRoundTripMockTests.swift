@@ -52,7 +52,8 @@ import Testing
     let clientFields = [("acl", "private"), ("x-amz-meta-tag", "trip-2026")]
 
     /// Through FormGate to the mock: the upload passes every condition, the client's forged
-    /// `policy` and `x-amz-signature` are dropped, and the object holds the bytes and the type.
+    /// `policy`, `x-amz-signature` and `acl` are dropped (FormGate sends the configured exact
+    /// `acl: private` itself), and the object holds the bytes and the type.
     @Test func formGatesFieldsPassEveryCondition() throws {
         let mock = try startS3PostMock()
         defer { mock.stop() }
@@ -61,20 +62,23 @@ import Testing
         let file = try writePNGFile(size: 200_000)
         defer { try? FileManager.default.removeItem(atPath: file.path) }
         // The client forges a policy and a signature of its own: both are dropped.
-        let forged =
-            clientFields + [("policy", "Zm9yZ2Vk"), ("x-amz-signature", String(repeating: "0", count: 64))]
+        let forged = [
+            ("acl", "public-read"), ("x-amz-meta-tag", "trip-2026"), ("policy", "Zm9yZ2Vk"),
+            ("x-amz-signature", String(repeating: "0", count: 64)),
+        ]
         let answer = try post(proxy.url + "/photos", fields: forged, file: file.path)
         #expect(answer.status == 204, "\(answer.body)")
         let post = try #require(try mockPosts(mock).last)
         #expect(post["status"] as? Int == 204, "\(post)")
         let fields = try #require(post["fields"] as? [[String]])
         let order = [
-            "acl", "x-amz-meta-tag", "Content-Type", "key", "x-amz-algorithm",
+            "x-amz-meta-tag", "Content-Type", "acl", "key", "x-amz-algorithm",
             "x-amz-credential", "x-amz-date", "policy", "x-amz-signature",
         ]
         #expect(fields.map { $0[0] } == order, "the client's fields, then FormGate's, once each")
         let values = Dictionary(fields.map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
         #expect(values["policy"] != "Zm9yZ2Vk" && values["x-amz-signature"] != forged[3].1)
+        #expect(values["acl"] == "private")
         let key = try #require(post["key"] as? String)
         #expect(key.hasPrefix("users/alice/") && key.hasSuffix(".png"), "\(key)")
         #expect(proxy.accessLog(atLeast: 1).first?["object_key"] as? String == key)
@@ -117,7 +121,8 @@ import Testing
         #expect(!names.contains { ["KEY", "Policy", "X-Amz-Signature"].contains($0) }, "\(names)")
         #expect((post["key"] as? String)?.hasSuffix(".png") == true && post["key"] as? String != forged[0].1)
         let parts = try #require(proxy.accessLog(atLeast: 1).first?["parts"] as? [[String: Any]])
-        #expect(parts.filter { $0["dropped"] as? Bool == true }.count == 3, "\(parts)")
+        // The three forged names, and the client's `acl` (FormGate sends the configured one).
+        #expect(parts.filter { $0["dropped"] as? Bool == true }.count == 4, "\(parts)")
     }
 
     /// Temporary credentials (`x-amz-security-token`, covered by the policy) and an exact key

@@ -64,6 +64,10 @@ def main():
     if request.get("content_type"):
         fields["Content-Type"] = request["content_type"]
         conditions.append({"Content-Type": request["content_type"]})
+    # An exact condition is met by sending its field: botocore's users pass both.
+    for condition in request["conditions"]:
+        if isinstance(condition, dict):
+            fields.update(condition)
     # botocore reads the clock through get_current_datetime, imported by name into both the
     # signer (the policy's expiration) and the SigV4 POST auth (x-amz-date, the scope's date).
     with mock.patch.object(botocore.signers, "get_current_datetime", return_value=frozen), mock.patch.object(
