@@ -27,7 +27,9 @@ POST (any path) checks, as OSS does, and stores the object:
 - every condition: {"field": value} (exact), ["eq", "$f", v], ["starts-with", "$f", prefix],
   ["in", "$f", [..]], ["not-in", "$f", [..]] against the form fields (`bucket` against B), and
   ["content-length-range", min, max] against the file's byte count.
-The object's Content-Type is the `Content-Type` field when sent, else the file part's own.
+The object's Content-Type is the `x-oss-content-type` field when sent (Aliyun documents it as
+taking precedence over the file part's), else the file part's own, else
+application/octet-stream.
 `${filename}` in the key is replaced by the file's name. Success: 204, or
 `success_action_status` 200 (empty) / 201 (a PostResponse XML), or 303 to
 `success_action_redirect`. Errors: OSS's XML
@@ -170,7 +172,7 @@ class OSSPostObject:
         if not key:
             raise Refusal(400, "InvalidArgument", "the key form field is required")
         key = key.replace("${filename}", filename)
-        stored_type = fields.get("content-type") or part_type or "application/octet-stream"
+        stored_type = fields.get("x-oss-content-type") or part_type or "application/octet-stream"
         with self.lock:
             self.objects[key] = (data, stored_type)
         return key, fields, hashlib.md5(data).hexdigest()
