@@ -18,15 +18,20 @@ enum PostObjectStore: String, CustomStringConvertible, Sendable {
     var script: String { self == .cos ? "cos_post_mock.py" : "oss_post_mock.py" }
     var bucket: String { self == .cos ? "photos-1250000000" : "photos" }
 
-    /// What a client tries to slip past FormGate: its own policy and signature.
+    /// What a client tries to slip past FormGate: its own policy and signature, and the field
+    /// the store would take the object's Content-Type from (OSS: `x-oss-content-type` over the
+    /// part's type; COS: `Content-Type`), set to serve a sniffed image as HTML.
     var forgedFields: [(String, String)] {
-        let signature =
+        let (signature, type) =
             switch self {
-            case .ossV1: "Signature"
-            case .ossV4: "x-oss-signature"
-            case .cos: "q-signature"
+            case .ossV1: ("Signature", "x-oss-content-type")
+            case .ossV4: ("x-oss-signature", "x-oss-content-type")
+            case .cos: ("q-signature", "Content-Type")
             }
-        return [("policy", "eyJleHBpcmF0aW9uIjoiMjA5OS0wMS0wMVQwMDowMDowMFoifQ=="), (signature, "forged")]
+        return [
+            ("policy", "eyJleHBpcmF0aW9uIjoiMjA5OS0wMS0wMVQwMDowMDowMFoifQ=="), (signature, "forged"),
+            (type, "text/html"),
+        ]
     }
 
     /// The injection's provider mapping; `settings` are more of its keys (`security_token: …`).
@@ -85,7 +90,7 @@ enum PostObjectStore: String, CustomStringConvertible, Sendable {
         #expect(line["providers"] as? [String] == [kind])
         let parts = line["parts"] as? [[String: Any]] ?? []
         let dropped = parts.filter { $0["dropped"] as? Bool == true }.compactMap { $0["name"] as? String }
-        #expect(dropped == forgedFields.map(\.0), "the client's policy and signature are dropped")
+        #expect(dropped == forgedFields.map(\.0), "the client's policy, signature and type are dropped")
         #expect(try mock.keys() == [key])
         let stored = try mock.object(key)
         #expect(stored.status == 200)
