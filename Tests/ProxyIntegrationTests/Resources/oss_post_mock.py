@@ -28,8 +28,9 @@ POST (any path) checks, as OSS does, and stores the object:
   ["in", "$f", [..]], ["not-in", "$f", [..]] against the form fields (`bucket` against B), and
   ["content-length-range", min, max] against the file's byte count.
 The object's Content-Type is the `x-oss-content-type` field when sent (Aliyun documents it as
-taking precedence over the file part's), else the file part's own, else
-application/octet-stream.
+taking precedence over the file part's), else a `Content-Type` field (Aliyun lists it among the
+headers a form may set; the mock lets it win over the part's, the reading a proxy must defend
+against), else the file part's own, else application/octet-stream.
 `${filename}` in the key is replaced by the file's name. Success: 204, or
 `success_action_status` 200 (empty) / 201 (a PostResponse XML), or 303 to
 `success_action_redirect`. Errors: OSS's XML
@@ -172,7 +173,8 @@ class OSSPostObject:
         if not key:
             raise Refusal(400, "InvalidArgument", "the key form field is required")
         key = key.replace("${filename}", filename)
-        stored_type = fields.get("x-oss-content-type") or part_type or "application/octet-stream"
+        stored_type = (fields.get("x-oss-content-type") or fields.get("content-type") or part_type
+                       or "application/octet-stream")
         with self.lock:
             self.objects[key] = (data, stored_type)
         return key, fields, hashlib.md5(data).hexdigest()
