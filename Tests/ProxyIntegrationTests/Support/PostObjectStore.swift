@@ -18,20 +18,19 @@ enum PostObjectStore: String, CustomStringConvertible, Sendable {
     var script: String { self == .cos ? "cos_post_mock.py" : "oss_post_mock.py" }
     var bucket: String { self == .cos ? "photos-1250000000" : "photos" }
 
-    /// What a client tries to slip past FormGate: its own policy and signature, and the field
-    /// the store would take the object's Content-Type from (OSS: `x-oss-content-type` over the
-    /// part's type; COS: `Content-Type`), set to serve a sniffed image as HTML.
+    /// What a client tries to slip past FormGate: its own policy and signature, and the fields
+    /// the store would take the object's Content-Type from over the part's (OSS:
+    /// `x-oss-content-type`, `Content-Type`; COS: `Content-Type`), set to serve an image as HTML.
     var forgedFields: [(String, String)] {
-        let (signature, type) =
+        let signature =
             switch self {
-            case .ossV1: ("Signature", "x-oss-content-type")
-            case .ossV4: ("x-oss-signature", "x-oss-content-type")
-            case .cos: ("q-signature", "Content-Type")
+            case .ossV1: "Signature"
+            case .ossV4: "x-oss-signature"
+            case .cos: "q-signature"
             }
-        return [
-            ("policy", "eyJleHBpcmF0aW9uIjoiMjA5OS0wMS0wMVQwMDowMDowMFoifQ=="), (signature, "forged"),
-            (type, "text/html"),
-        ]
+        let types = self == .cos ? ["Content-Type"] : ["x-oss-content-type", "Content-Type"]
+        return [("policy", "eyJleHBpcmF0aW9uIjoiMjA5OS0wMS0wMVQwMDowMDowMFoifQ=="), (signature, "forged")]
+            + types.map { ($0, "text/html") }
     }
 
     /// The injection's provider mapping; `settings` are more of its keys (`security_token: …`).
