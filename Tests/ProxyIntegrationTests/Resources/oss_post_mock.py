@@ -48,6 +48,7 @@ import hmac
 import http.server
 import json
 import re
+import signal
 import sys
 import threading
 import time
@@ -359,6 +360,8 @@ def main():
     parser.add_argument("--clock-offset", type=float, default=0, help="seconds added to the mock's clock")
     parser.add_argument("--security-token", help="the STS token x-oss-security-token must carry")
     Handler.store = OSSPostObject(parser.parse_args())
+    # A test runner may start the mock with SIGTERM blocked; its stop() sends SIGTERM.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"listening on 127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
