@@ -67,15 +67,16 @@ struct FormPostAnswer {
 }
 
 /// POSTs a form with curl: `fields` as literal strings (`--form-string`, so `;` in a value is
-/// kept), then the file part named `file` (with `filename` and the declared `type`).
+/// kept), then the file part named `file` (with `filename` and the declared `type`), then
+/// `curlArguments` (a header, or a field after the file).
 func postForm(
     _ url: String, fields: [(String, String)], file: String, filename: String,
-    type: String = "application/octet-stream"
+    type: String = "application/octet-stream", curlArguments: [String] = []
 ) throws -> FormPostAnswer {
     let arguments =
         ["-sS", "-w", "\n%{http_code}"] + fields.flatMap { ["--form-string", "\($0.0)=\($0.1)"] } + [
-            "-F", "file=@\(file);filename=\(filename);type=\(type)", url,
-        ]
+            "-F", "file=@\(file);filename=\(filename);type=\(type)",
+        ] + curlArguments + [url]
     let text = String(decoding: try run(try tool("curl"), arguments).output, as: UTF8.self)
     let status = text.split(separator: "\n").last.flatMap { Int($0) } ?? 0
     return FormPostAnswer(status: status, body: String(text.dropLast(String(status).count)))

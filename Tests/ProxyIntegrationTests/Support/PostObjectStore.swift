@@ -180,6 +180,26 @@ enum PostObjectStore: String, CustomStringConvertible, Sendable {
         #expect(try mock.keys() == [], "nothing stored")
     }
 
+    /// The mock, like the store, answers a chunked body with 411 MissingContentLength (after
+    /// reading it, so curl sees the answer) and a field after the file with 400 InvalidArgument,
+    /// before it looks at any signature.
+    func refusesChunkedBodiesAndFieldsAfterTheFile() throws {
+        let mock = try startMock()
+        defer { mock.stop() }
+        let file = try pngFile(bytes: 300_000)
+        defer { try? FileManager.default.removeItem(atPath: file.path) }
+        let chunked = try postForm(
+            mock.url + "/", fields: [("key", "a.png")], file: file.path, filename: "a.png",
+            curlArguments: ["-H", "Transfer-Encoding: chunked"])
+        #expect(chunked.status == 411 && chunked.errorCode == "MissingContentLength", "\(chunked.body)")
+        let late = try postForm(
+            mock.url + "/", fields: [("key", "a.png")], file: file.path, filename: "a.png",
+            curlArguments: ["--form-string", "x-oss-meta-album=summer"])
+        #expect(late.status == 400 && late.errorCode == "InvalidArgument", "\(late.body)")
+        #expect(late.body.contains("the file must be the last form field"))
+        #expect(try mock.keys() == [])
+    }
+
     /// One upload through `proxy` is refused by the store with `status` and `code`, relayed to
     /// the client, and nothing is stored.
     private func expectRefusal(through proxy: ServerProcess, mock: PostObjectMock, status: Int, code: String)
