@@ -3,8 +3,8 @@ import Testing
 
 /// The POST-form credentials FormGate mints for Aliyun OSS (V1, V4) and Tencent COS, each
 /// against its verifying mock, and the round trips and refusals every one of them must show.
-/// A client sends no credentials (and a forged `policy` and signature, which FormGate drops);
-/// what counts is what the mock stored, read back with `GET /KEY`.
+/// A client sends no credentials (but a forged `policy`, signature and type field, which
+/// FormGate drops); what counts is what the mock stored, read back with `GET /KEY`.
 enum PostObjectStore: String, CustomStringConvertible, Sendable {
     case ossV1, ossV4, cos
 
@@ -95,7 +95,7 @@ enum PostObjectStore: String, CustomStringConvertible, Sendable {
         #expect(stored.status == 200)
         #expect(stored.size == bytes)
         #expect(stored.sha256 == file.sha256, "byte-exact")
-        #expect(stored.contentType == "image/png", "the sniffed type, not the declared octet-stream")
+        #expect(stored.contentType == "image/png", "the sniffed type, not the declared or forged one")
         #expect(!proxy.stdout.contains(Self.secretKey) && !proxy.stderr.contains(Self.secretKey))
     }
 
