@@ -74,7 +74,7 @@ test: deps lint release sdk-venv
 	scripts/fuzz.sh 30
 
 # Real clients x real servers through the release binary (also part of `make test`).
-conformance: deps release
+conformance: deps release sdk-venv
 	$(PYTHON) Tests/Conformance/matrix.py
 
 # 30 minutes of mixed good and hostile load on the release binary (not part of `make test`).
@@ -89,7 +89,7 @@ fuzz: build-deps
 # and the conformance matrix (each recorded with the code it ran on by scripts/provenance.py),
 # and `make soak` unless a passing soak of this code exists; the report refuses inputs from other
 # code (see scripts/robustness-report.py). About an hour: 30 min of soak, ~25 min of fuzzing.
-robustness: deps
+robustness: deps sdk-venv
 	$(MAKE) fuzz
 	$(MAKE) release
 	swift build --build-tests $(SWIFT_FLAGS)

@@ -91,7 +91,9 @@ let package = Package(
             dependencies: ["UploadRules", "HTTPCore", "MultipartParsing", "MultipartEncoding"],
             exclude: ["Resources"],
             swiftSettings: strict),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "ProxyCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ConfigTests", dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore"],
+            swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [

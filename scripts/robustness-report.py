@@ -258,6 +258,20 @@ for client in conformance["clients"]:
     lines.append(f"| {client} | " + " | ".join(
         "ok" if cells[(client, server)]["ok"] else "**fail**" for server in conformance["servers"]) + " |")
 lines.append("")
+if conformance.get("store_cells"):
+    stored = {(c["client"], c["provider"]): c for c in conformance["store_cells"]}
+    lines += [f"Object stores: {sum(1 for c in stored.values() if c['ok'])} of {len(stored)} cells pass. Each "
+              "route injects its provider's credential before the file (`request_body: buffer`, key "
+              "`conformance/{uuid}{ext}`, sniffing on override); the client sends only a forged credential "
+              "and one file; each cell checks what the store received (FormGate's credential once, the forged "
+              "one dropped, the file last, a Content-Length) and that it holds the object under the logged "
+              "`object_key`, byte-exact, with the sniffed type.", "",
+              "| client \\ provider | " + " | ".join(conformance["providers"]) + " |",
+              "|---|" + "---|" * len(conformance["providers"])]
+    for client in conformance["store_clients"]:
+        lines.append(f"| {client} | " + " | ".join(
+            "ok" if stored[(client, provider)]["ok"] else "**fail**" for provider in conformance["providers"]) + " |")
+    lines.append("")
 
 kinds = ", ".join(f"{kind} {entry['requests']:,}" for kind, entry in soak["by_kind"].items())
 lines += ["## Soak", "",

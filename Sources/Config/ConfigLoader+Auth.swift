@@ -21,16 +21,18 @@ extension ConfigLoader {
 
     static func decodeJWT(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> JWTSpec? {
         let keys: Set<String> = [
-            "jwks_file", "secret", "issuer", "audience", "leeway", "token_from", "required_claims",
+            "jwks_file", "secret", "secret_file", "issuer", "audience", "leeway", "token_from",
+            "required_claims",
             "max_token_bytes", "require_exp", "forward_token",
         ]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
         var spec = JWTSpec()
+        spec.secret = secretValue("secret", in: entries, path, &decoder)
         for (key, _, value) in entries {
             let keyPath = join(path, key)
             switch key {
             case "jwks_file": spec.jwksFile = decoder.string(value, keyPath)
-            case "secret": spec.secret = decoder.string(value, keyPath)
+            case "secret", "secret_file": continue
             case "issuer": spec.issuer = decoder.string(value, keyPath)
             case "audience":
                 if case .sequence = value {
@@ -62,7 +64,7 @@ extension ConfigLoader {
         }
         switch (spec.jwksFile, spec.secret) {
         case (nil, nil):
-            decoder.fail(node.mark, path, "jwt needs jwks_file or secret")
+            decoder.fail(node.mark, path, "jwt needs jwks_file, secret or secret_file")
             return nil
         case (.some, .some):
             decoder.fail(node.mark, path, "give jwks_file or secret, not both")

@@ -17,6 +17,22 @@ extension ConfigLoader {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The bytes of the file at `path`, or `nil` when it cannot be opened or holds more than
+    /// `limit` bytes.
+    static func readBytes(_ path: String, limit: Int) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+            if bytes.count > limit { return nil }
+        }
+        return ferror(file) == 0 ? bytes : nil
+    }
+
     /// The process environment as a dictionary.
     public static func processEnvironment() -> [String: String] {
         var result: [String: String] = [:]

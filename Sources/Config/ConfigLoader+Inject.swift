@@ -46,6 +46,12 @@ extension ConfigLoader {
         if sources.count > 1 {
             decoder.fail(node.mark, path, "give one of value:, qiniu:, s3_post:, oss_post:, cos_post:")
         }
+        if position == .last, case .provider(let provider) = value, provider.needsFileLast {
+            // The store reads only the fields before the file: a credential after it is lost.
+            decoder.fail(
+                node.mark, join(path, "position"),
+                "\(provider.kind)'s fields must come before the file (before: file, or position: first)")
+        }
         return Injection(name: name, position: position, value: value)
     }
 
@@ -54,16 +60,15 @@ extension ConfigLoader {
             decoder.fail(node.mark, path, "expected a mapping, found \(node.kind)")
             return nil
         }
-        var accessKey: String?
-        var secretKey: String?
+        let accessKey = secretValue("access_key", in: entries, path, &decoder)
+        let secretKey = secretValue("secret_key", in: entries, path, &decoder)
         var scope: Template?
         var ttl: Int64 = 3_600_000
         var extra: [(name: String, value: PolicyValue)] = []
         for (key, _, item) in entries {
             let keyPath = join(path, key)
             switch key {
-            case "access_key": accessKey = decoder.string(item, keyPath)
-            case "secret_key": secretKey = decoder.string(item, keyPath)
+            case "access_key", "secret_key", "access_key_file", "secret_key_file": continue
             case "scope": scope = template(item, keyPath, &decoder)
             case "ttl": decoder.duration(item, keyPath).map { ttl = $0 }
             default:

@@ -27,10 +27,14 @@ extension ConfigLoader {
     static func providerSettings(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, keys: Set<String>, required: [String]
     ) -> ProviderSettings? {
-        guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
+        guard let entries = decoder.mapping(node, path, allowed: withSecretFiles(keys)) else { return nil }
         var settings = ProviderSettings()
+        for key in keys.intersection(secretSettings) {
+            settings.strings[key] = secretValue(key, in: entries, path, &decoder)
+        }
         for (key, _, value) in entries {
             let keyPath = join(path, key)
+            if secretSettings.contains(key) || key.hasSuffix("_file") { continue }
             switch key {
             case "key", "key_prefix": settings.templates[key] = template(value, keyPath, &decoder)
             case "ttl":

@@ -85,13 +85,34 @@ public struct MultipartEncoder: Sendable {
 
     /// Writes the closing delimiter and a final CRLF.
     public mutating func finish(into sink: inout some ByteSink) throws(MultipartEncodingError) {
-        guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
+        try finish(into: &sink, trailing: 2)
+    }
+
+    /// The bytes of the closing delimiter alone (`CRLF--boundary--` after a part), without
+    /// what follows it.
+    public var closeDelimiterLength: Int {
+        (partCount > 0 || leadingLineBreak ? 2 : 0) + 4 + boundary.bytes.count
+    }
+
+    /// Writes the closing delimiter followed by exactly `trailing` bytes, so a body whose
+    /// length was declared before its end comes out at that length: nothing (0), a space of
+    /// transport padding (1), or a CRLF then an epilogue of CRLFs and at most one space
+    /// (RFC 2046 §5.1.1: the epilogue is to be ignored). Two is the usual final CRLF.
+    public mutating func finish(
+        into sink: inout some ByteSink, trailing: Int
+    ) throws(MultipartEncodingError) {
+        guard !isFinished, trailing >= 0 else { throw MultipartEncodingError(.outOfOrder) }
         var close = scratch
         scratch = []
         close.removeAll(keepingCapacity: true)
-        close.reserveCapacity(boundary.bytes.count + 8)
+        close.reserveCapacity(boundary.bytes.count + 6 + trailing)
         appendDelimiter(to: &close)
-        close.append(contentsOf: "--\r\n".utf8)
+        close.append(contentsOf: "--".utf8)
+        if trailing == 1 { close.append(UInt8(ascii: " ")) }
+        if trailing >= 2 {
+            for _ in 0..<(trailing / 2) { close.append(contentsOf: "\r\n".utf8) }
+            if trailing % 2 == 1 { close.append(UInt8(ascii: " ")) }
+        }
         sink.write(close)
         scratch = close
         isFinished = true

@@ -160,7 +160,7 @@ extension MultipartParser {
         state = .body
         let head = PartHead(
             index: partCount - 1, headers: headerFields, disposition: disposition, contentType: contentType,
-            declaredContentType: contentTypeValue.flatMap { $0.isEmpty ? nil : $0 })
+            declaredContentType: contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }, contentOffset: at)
         handler.handle(.partBegin(head))
     }
 

@@ -63,6 +63,11 @@ public struct MultipartParser {
     /// The boundary this parser looks for (without the leading dashes).
     public var boundary: [UInt8] { Array(delimiter.dropFirst(3)) }
 
+    /// The bytes of the closing delimiter this body ends with, from the line break before it
+    /// to its final `--`: `CRLF--boundary--`, or `LF--boundary--` in a bare-LF body (the
+    /// line ending is fixed by the first delimiter; a body that mixes them is refused).
+    public var closeDelimiterLength: Int { delimiter.count + 2 + (lineEnding == .lf ? 0 : 1) }
+
     /// Whether the closing delimiter has been read.
     public var isComplete: Bool {
         state == .closeLine || state == .closeLineCR || state == .epilogue

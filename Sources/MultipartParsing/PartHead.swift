@@ -15,13 +15,16 @@ public struct PartHead: Equatable, Sendable {
     /// The `Content-Type` value as received (header or inline), when not empty: it differs
     /// from `contentType` being `nil` when the value does not parse (`invalid_part_content_type`).
     public var declaredContentType: [UInt8]?
+    /// The body offset of the part's first content byte (the byte after its header section).
+    public var contentOffset: Int64
 
     /// Creates a part head.
     public init(
         index: Int, headers: HeaderFields, disposition: ContentDisposition, contentType: MediaType?,
-        declaredContentType: [UInt8]? = nil
+        declaredContentType: [UInt8]? = nil, contentOffset: Int64 = 0
     ) {
         self.index = index
+        self.contentOffset = contentOffset
         self.headers = headers
         self.disposition = disposition
         self.contentType = contentType

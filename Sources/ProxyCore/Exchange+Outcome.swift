@@ -49,7 +49,9 @@ extension Exchange {
         _ failure: UpstreamFailure, input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
-        guard outcome == nil, upstream == .connecting || upstream == .sending else { return }
+        guard outcome == nil, upstream == .connecting || upstream == .ready || upstream == .sending else {
+            return
+        }
         if case .closed = failure, case .body(_, let decoder, _) = response, decoder.endsAtClose {
             relayResponse(
                 input: input, levels: levels, ignoringWatermark: true, date: date, now: now, actions: &actions

@@ -64,6 +64,7 @@ extension Exchange {
             case .success(let body):
                 multipart = body
                 multipartBoundary = body.rewriter.encoder.boundary.bytes
+                prepareDeclaredLength(clientFraming: upstreamFraming)
                 upstreamFraming = .chunked
             case .failure(let error):
                 return error
@@ -105,7 +106,11 @@ extension Exchange {
         var written = 0
         var blocked = false
         while available > 0 {
-            if destination != .spool, buffered(levels, actions) + written > settings.highWater {
+            let waiting = buffered(levels, actions) + written
+            if pendingLength != nil, waiting > Self.maxStagedBeforeFile {
+                return fail(stagedTooMuch, date: date, now: now, actions: &actions)
+            }
+            if destination != .spool, pendingLength == nil, waiting > settings.highWater {
                 blocked = true
                 break
             }
@@ -118,8 +123,15 @@ extension Exchange {
             if let error = bodyLimitError(sink) {
                 return fail(error, date: date, now: now, actions: &actions)
             }
+            let headCanGo = pendingLength != nil && declareLengthIfKnown()
             if decoder.isComplete {
                 return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
+            }
+            if headCanGo, case .length(let length) = upstreamFraming {
+                // The rest streams straight upstream once the head and the staged bytes went.
+                sendWaitingHead(length: length, actions: &actions)
+                actions.append(.processClientInput)
+                return
             }
             // A backed-up hashing queue also pauses; its signal brings `hashingProgressed`.
             if rulesWantPause { break }
@@ -136,7 +148,7 @@ extension Exchange {
     /// Client reads are paused exactly while more than the high watermark waits for the
     /// upstream (or the hashing queue is backed up); a spool never pushes back.
     mutating func adjustClientReads(waiting: Int, _ actions: inout ActionBuffer) {
-        if rulesWantPause || (!spooled && waiting > settings.highWater) {
+        if rulesWantPause || (!spooled && pendingLength == nil && waiting > settings.highWater) {
             pauseClientReads(&actions)
         } else {
             resumeClientReads(&actions)
@@ -250,7 +262,18 @@ extension Exchange {
             end.destination = .upstream
             ChunkedEncoder.writeEnd(into: &end)
         }
-        if upstream == .sending {
+        pendingLength = nil
+        if upstream == .ready {
+            // The head waited for a length; the body is whole (the staging holds it all).
+            let length: Int64
+            if case .length(let declared) = upstreamFraming {
+                length = declared
+            } else {
+                length = multipart?.rewriter.writtenBytes ?? 0
+            }
+            sendWaitingHead(length: length, actions: &actions)
+            requestFullySent(now: now, actions: &actions)
+        } else if upstream == .sending {
             requestFullySent(now: now, actions: &actions)
         } else if upstream == .none {
             connectUpstream(now: now, actions: &actions)

@@ -16,8 +16,14 @@ extension Exchange {
     public mutating func upstreamConnected(levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil, upstream == .connecting else { return }
         timers.cancel(.upstreamConnect, &actions)
-        upstream = .sending
         upstreamActivity = now
+        if pendingLength != nil, !bodyInSinks {
+            // The head waits for the body's length: reading goes on into the staging buffer.
+            upstream = .ready
+            if requestPhase == .reading { actions.append(.processClientInput) }
+            return
+        }
+        upstream = .sending
         if spooled {
             // The body is the spool, then (order: fields_first) the file spool, less the
             // encoder's leading CRLF in that case.
@@ -55,7 +61,7 @@ extension Exchange {
         }
     }
 
-    private func sendHead(_ framing: UpstreamRequestHead.Framing, _ actions: inout ActionBuffer) {
+    func sendHead(_ framing: UpstreamRequestHead.Framing, _ actions: inout ActionBuffer) {
         let upstreamHead = UpstreamRequestHead.make(
             head, target: target, route: route, requestID: requestID,
             boundary: multipartBoundary, client: client, framing: framing, secure: secure, identity: identity)
@@ -81,7 +87,7 @@ extension Exchange {
     mutating func endUpstream(reusable: Bool, _ actions: inout ActionBuffer) {
         timers.cancel(.upstreamConnect, &actions)
         timers.cancel(.upstreamResponse, &actions)
-        guard upstream == .connecting || upstream == .sending else { return }
+        guard upstream == .connecting || upstream == .ready || upstream == .sending else { return }
         upstream = .finished
         actions.append(reusable ? .releaseUpstream : .abortUpstream)
     }

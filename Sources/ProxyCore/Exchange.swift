@@ -38,6 +38,8 @@ public struct Exchange<Sink: RequestBodySink> {
     enum UpstreamPhase: Equatable {
         case none
         case connecting
+        /// Connected; the head waits for the body's length (`pendingLength`).
+        case ready
         /// Connected; the head (and what was staged) is queued.
         case sending
         /// Released or aborted.
@@ -72,6 +74,9 @@ public struct Exchange<Sink: RequestBodySink> {
     var multipartBoundary: [UInt8]?
     /// `request_body: buffer` with a rewritten body: spooled, then sent with a Content-Length.
     var spooled = false
+    /// A `stream` body whose length is declared upstream once the file's head is re-encoded,
+    /// until it is (see `Exchange+DeclaredLength`).
+    var pendingLength: PendingLength?
     /// A request refused while setting up (reported by `start`).
     var setupError: ProxyError?
     var requestPhase = RequestPhase.reading

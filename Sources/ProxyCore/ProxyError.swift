@@ -84,7 +84,8 @@ public struct ProxyError: Error, Sendable, Equatable {
     public init(_ refusal: RuleRefusal) {
         switch refusal.reason {
         case .typeNotAllowed, .typeMismatch: self.init(.unsupportedMediaType, detail: refusal.description)
-        case .unsafeFilename, .encoding, .partAfterFile: self.init(.badRequest, detail: refusal.description)
+        case .unsafeFilename, .encoding, .partAfterFile, .bodyAfterFile:
+            self.init(.badRequest, detail: refusal.description)
         }
     }
 

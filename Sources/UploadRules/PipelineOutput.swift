@@ -17,6 +17,8 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
     private var segments: [Segment] = []
     /// The bytes kept behind pending holds.
     private(set) var heldBytes = 0
+    /// Every byte written so far, held or not (the body's length once it ends).
+    private(set) var written: Int64 = 0
 
     struct Segment {
         enum Kind {
@@ -37,6 +39,7 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
 
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
+        written += Int64(bytes.count)
         guard segments.isEmpty else { return keep(bytes) }
         if toDeferred {
             deferred?.write(bytes)
@@ -79,6 +82,7 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
                 current = released
                 passed += 1
             case .value(_, let slot, let destination):
+                written += Int64(current[slot].count)
                 direct(current[slot], toDeferred: destination)
             case .bytes(let destination):
                 heldBytes -= segments[index].bytes.count

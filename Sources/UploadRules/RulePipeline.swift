@@ -34,7 +34,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// The sinks, and the bytes held behind pending holds.
     var output: PipelineOutput<Sink>
     /// The encoder (its `contentType` names the new boundary).
-    public private(set) var encoder: MultipartEncoder
+    public internal(set) var encoder: MultipartEncoder
     /// Parts seen so far.
     public internal(set) var records: [PartRecord] = []
     /// Names of injected fields.
@@ -46,6 +46,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// Set when a rule refuses the request; the caller stops and answers with the status
     /// the proxy maps `refusal.reason` to.
     public internal(set) var refusal: Refusal?
+    /// Where the first forwarded file's content begins: its offset in the client's body and
+    /// in the re-encoded one (set once the file's head is written).
+    public private(set) var fileContent: (input: Int64, output: Int64)?
+    /// The re-encoded body's length when it was declared before the body ended (a
+    /// `Content-Length` sent upstream ahead of the file): the closing delimiter is then
+    /// followed by exactly the bytes that make the body this long (see `declareLength`).
+    public internal(set) var declaredLength: Int64?
+    /// Every byte the pipeline has written so far, held ones included.
+    public var writtenBytes: Int64 { output.written }
 
     let rules: RuleSet
     let headers: HeaderFields
@@ -154,7 +163,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             }
             output.toDeferred = rules.fieldsFirst && deferred != nil
             do throws(MultipartEncodingError) {
-                try encoder.finish(into: &output)
+                if let declaredLength {
+                    try finishDeclared(declaredLength)
+                } else {
+                    try encoder.finish(into: &output)
+                }
             } catch {
                 refusal = Refusal(.encoding, description: "\(error)")
             }
@@ -311,6 +324,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         } catch {
             refusal = Refusal(.encoding, description: "\(error)")
             return
+        }
+        if part.head.isFile, fileContent == nil {
+            fileContent = (part.head.contentOffset, output.written)
         }
         records.append(
             PartRecord(

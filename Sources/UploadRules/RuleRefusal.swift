@@ -13,6 +13,9 @@ public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
         /// A part follows the file on a route whose object store reads only the fields before
         /// it (S3, OSS, COS and Qiniu ignore or refuse them).
         case partAfterFile
+        /// The body went on after its file on a route that declared the re-encoded body's
+        /// length upstream when the file began (see `RulePipeline.declareLength`).
+        case bodyAfterFile
         /// The re-encoded body could not be written (e.g. a header value the encoder refuses).
         case encoding
     }

@@ -30,6 +30,17 @@ public struct RuleSet: Sendable {
                 return false
             }
     }
+    /// The re-encoded body's length is known once the file's head is written, and a provider's
+    /// store needs it: the file is last and FormGate adds nothing after its content (no digest
+    /// fields, no field injected `last`). A `stream` route then sends an exact `Content-Length`
+    /// for a client body that had one (see `RulePipeline.declareLength`).
+    public var lengthFollowsFile: Bool {
+        fileLast && digests.isEmpty && !inject.contains { $0.position == .last }
+            && inject.contains {
+                if case .provider(let provider) = $0.value { return provider.needsContentLength }
+                return false
+            }
+    }
     /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
     /// sniffing); empty allows everything.
     public var allowTypes: [String] = []
@@ -62,12 +73,15 @@ public struct RuleSet: Sendable {
 
     /// Whether a client part forwarded under `name` would stand beside a field FormGate adds
     /// (an injection, or a digest field `<file>.<algorithm>`): a backend that keeps the first
-    /// or the last value could read the client's.
+    /// or the last value could read the client's. A provider's names match in any case: object
+    /// stores read form field names without regard to case (`Policy` is S3's `policy`).
     public func shadowsAddedField(_ name: String) -> Bool {
+        let lowered = name.lowercased()
         for injection in inject {
             switch injection.value {
             case .template: if injection.name == name { return true }
-            case .provider(let provider): if provider.fieldNames.contains(name) { return true }
+            case .provider(let provider):
+                if provider.fieldNames.contains(where: { $0.lowercased() == lowered }) { return true }
             }
         }
         guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }

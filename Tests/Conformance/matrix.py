@@ -8,13 +8,27 @@ ParseMultipartForm, and FormGate's demo upstream. One FormGate (the release buil
 all, one route per server, each with the same rules: rename a field, drop the client's token,
 inject a field, sniff types (override) and rename files from a template. Every cell must show
 the server exactly the expected fields and byte-exact files with the sniffed types and the new
-names. Writes .build/conformance.json; exits 1 if any cell fails. Run it with Debian's Python
-(python3-requests, python3-werkzeug) and Debian's tools first on PATH, as `make conformance` does:
+names.
+
+The second table, the object stores: curl, requests, Node fetch and Chromium upload one text
+field, a forged credential and one file `file` (last) through a second FormGate whose routes
+inject each provider's credential before the file (`request_body: buffer`, types sniffed) to
+S3 (moto in server mode), Aliyun OSS (V1 and V4), Tencent COS and Qiniu (the verifying mocks of
+Tests/ProxyIntegrationTests/Resources). A cell passes when the store received FormGate's
+credential and not the forged one, accepted it, and holds the object under the key the access
+log names, byte-exact (sha256), with the sniffed Content-Type (stores.py says how each is read).
+
+Writes .build/conformance.json (`cells` and `store_cells`); exits 1 if any cell fails. Run it
+with Debian's Python (python3-requests, python3-werkzeug), Debian's tools first on PATH and
+FORMGATE_SDK_PYTHON naming the SDK venv's python (boto3, moto: `make sdk-venv`), as `make
+conformance` does:
 
     PATH=/usr/bin:$PATH /usr/bin/python3 Tests/Conformance/matrix.py [FORMGATE_BINARY]
 """
 import hashlib, html, http.client, http.server, json, os, random, re, shutil, socket, subprocess
-import sys, tempfile, threading, time
+import sys, tempfile, threading, time, urllib.parse
+
+import stores
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", ".."))
@@ -47,9 +61,9 @@ expected_files = {
 }
 
 
-def start(command, cwd=None, env=None):
+def start(command, cwd=None, env=None, name=None):
     """Starts a server that prints `listening on HOST:PORT` on stderr; returns its port."""
-    log = open(os.path.join(work, os.path.basename(command[-1]).split(".")[0] + ".log"), "w+")
+    log = open(os.path.join(work, (name or os.path.basename(command[-1]).split(".")[0]) + ".log"), "w+")
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.PIPE)
     processes.append(process)
     deadline = time.time() + 60
@@ -75,6 +89,11 @@ def tool(name):
     if not path:
         sys.exit(f"conformance: {name} is not installed (make test installs it)")
     return path
+
+
+sdk_python = os.environ.get("FORMGATE_SDK_PYTHON", "")
+if not os.access(sdk_python, os.X_OK):
+    sys.exit("conformance: FORMGATE_SDK_PYTHON names no python (make sdk-venv makes .build/sdk-venv)")
 
 
 # --- the page and fixtures, served as the default upstream (FormGate passes GETs through).
@@ -145,6 +164,24 @@ with open(config, "w") as handle:
                      f"    request_body: {mode}\n" + rules)
 proxy = start([formgate, "run", "-c", config])
 base = f"http://127.0.0.1:{proxy}"
+
+# --- the object stores, each behind a tap, and a second FormGate in front of them whose access
+# log names the key each upload was granted.
+try:
+    store_list = [stores.S3(work, sdk_python, free_port, processes)] + [
+        kind(lambda command, kind=kind: start(command, name=kind.name), sys.executable)
+        for kind in (stores.OSSv1, stores.OSSv4, stores.COS, stores.Qiniu)]
+except Exception as error:  # noqa: BLE001 - the servers started so far must not outlive the run
+    for process in processes:
+        process.terminate()
+    sys.exit(f"conformance: the object stores did not start: {error}")
+access_log = os.path.join(work, "stores-access.log")
+open(access_log, "w").close()
+store_config = os.path.join(work, "stores.yaml")
+with open(store_config, "w") as handle:
+    handle.write(f"listen: 127.0.0.1:0\nworkers: 2\nupstream: http://127.0.0.1:{static.server_port}\n"
+                 f"access_log: {access_log}\nroutes:\n" + "".join(store.route() for store in store_list))
+store_base = f"http://127.0.0.1:{start([formgate, 'run', '-c', store_config])}"
 
 
 # --- what each server saw, in one shape: {"fields": {name: value}, "files": {field: (filename, type, size, sha256)}}
@@ -220,13 +257,17 @@ def ios_dialect(url):
 
 
 def chromium(url):
-    target = url.split(str(proxy), 1)[1]
+    return browse(base, "target=" + url.split(str(proxy), 1)[1])
+
+
+def browse(origin, query):
+    """Headless Chromium on the page served by the FormGate at `origin`; what the page shows."""
     profile = tempfile.mkdtemp(prefix="formgate-chromium-")
     try:
         result = subprocess.run(
             [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
              f"--user-data-dir={profile}", "--virtual-time-budget=30000", "--dump-dom",
-             f"{base}/conformance.html?target={target}"], capture_output=True, timeout=120)
+             f"{origin}/conformance.html?{query}"], capture_output=True, timeout=120)
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     dom = result.stdout.decode(errors="replace")
@@ -240,7 +281,66 @@ def chromium(url):
 clients = {"curl": curl, "python-requests": python_requests, "node-fetch": node_fetch, "go-multipart": go_multipart,
            "ios-dialect": ios_dialect, "chromium": chromium}
 
-cells = []
+
+# --- the store clients: each posts `form` (text fields) and then the one file, returns the answer
+def checked(arguments):
+    result = subprocess.run(arguments, capture_output=True, timeout=120)
+    if result.returncode != 0:
+        raise RuntimeError((result.stdout + result.stderr).decode(errors="replace")[-400:])
+    return result.stdout.decode()
+
+
+def curl_store(url, form):
+    strings = [argument for name, value in form for argument in ("--form-string", f"{name}={value}")]
+    return checked([tool("curl"), "-sS", "--fail-with-body", *strings, "-F",
+                    f"file=@{fixtures}/photo.jpg;type=image/jpeg", url])
+
+
+def python_requests_store(url, form):
+    import requests
+    response = requests.post(url, data=form, files={"file": ("photo.jpg", png, "image/jpeg")}, timeout=30)
+    response.raise_for_status()
+    return response.content.decode()
+
+
+def node_fetch_store(url, form):
+    return checked([tool("node"), os.path.join(here, "node_client.mjs"), url, fixtures, "store", json.dumps(form)])
+
+
+def chromium_store(url, form):
+    target = url.split(store_base, 1)[1]
+    return browse(store_base, urllib.parse.urlencode({"target": target, "form": "store", "fields": json.dumps(form)}))
+
+
+store_clients = {"curl": curl_store, "python-requests": python_requests_store, "node-fetch": node_fetch_store,
+                 "chromium": chromium_store}
+key_shape = re.compile(r"conformance/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.png")
+
+
+def logged(route):
+    """The route's access-log records so far (whole lines only)."""
+    with open(access_log) as handle:
+        lines = handle.read().split("\n")[:-1]
+    return [record for record in map(json.loads, lines) if record.get("route") == route]
+
+
+def store_cell(client, store):
+    seen, before = set(store.tap.posts()), len(logged(store.name))
+    answer = client(store_base + store.path, store.form())
+    deadline = time.time() + 30  # FormGate logs from its own thread, after the answer
+    while len(records := logged(store.name)) <= before:
+        if time.time() > deadline:
+            raise RuntimeError(f"no access-log line for route {store.name}")
+        time.sleep(0.05)
+    key = records[before].get("object_key") or ""
+    providers = records[before].get("providers")
+    problems = [] if providers == [store.provider] else [f"providers {providers}"]
+    if not key_shape.fullmatch(key):
+        return problems + [f"object_key {key!r}"]
+    return problems + store.check(key, answer, seen, sha["photo.jpg"])
+
+
+cells, store_cells = [], []
 try:
     for client_name, client in clients.items():
         for server in servers:
@@ -261,14 +361,28 @@ try:
             cells.append({"client": client_name, "server": server, "ok": not problems, "problems": problems})
             print(f"conformance: {client_name:16} -> {server:9} {'ok' if not problems else 'FAIL ' + '; '.join(problems)}",
                   flush=True)
+    for client_name, client in store_clients.items():
+        for store in store_list:
+            problems = []
+            try:
+                problems = store_cell(client, store)
+            except Exception as error:  # noqa: BLE001 - every failure is a failed cell
+                problems.append(f"{type(error).__name__}: {' '.join(str(error).split())[:400]}")
+            store_cells.append({"client": client_name, "provider": store.name, "ok": not problems,
+                                "problems": problems})
+            verdict = "FAIL " + "; ".join(problems) if problems else "ok"
+            print(f"conformance: {client_name:16} -> {store.name:9} {verdict}", flush=True)
 finally:
     for process in processes:
         process.terminate()
     static.shutdown()
     shutil.rmtree(fixtures, ignore_errors=True)
 
-failed = [cell for cell in cells if not cell["ok"]]
+failed = [cell for cell in cells + store_cells if not cell["ok"]]
 json.dump({"clients": list(clients), "servers": list(servers), "cells": cells,
+           "store_clients": list(store_clients), "providers": [store.name for store in store_list],
+           "store_cells": store_cells,
            "date": time.strftime("%Y-%m-%d")}, open(os.path.join(root, ".build/conformance.json"), "w"), indent=1)
-print(f"conformance: {len(cells) - len(failed)} of {len(cells)} cells pass")
+total = len(cells) + len(store_cells)
+print(f"conformance: {total - len(failed)} of {total} cells pass")
 sys.exit(1 if failed else 0)

@@ -167,4 +167,21 @@ import UploadRules
             _ = try S3PostProvider(settings: Self.settings(keyPrefix: prefix))
         }
     }
+
+    /// S3 reads form field names in any case, so a client's `Policy` or `KEY` is FormGate's
+    /// `policy` or `key` to the store: dropped like the exact names; other fields pass.
+    @Test func clientFieldsOfTheProvidersNamesInAnyCaseAreDropped() throws {
+        var rules = RuleSet()
+        rules.inject = [
+            Injection(
+                name: "", position: .before("file"),
+                value: .provider(try S3PostProvider(settings: Self.settings())))
+        ]
+        for name in ["policy", "Policy", "KEY", "X-Amz-Signature", "x-amz-CREDENTIAL", "content-type"] {
+            #expect(rules.shadowsAddedField(name), "\(name)")
+        }
+        for name in ["acl", "x-amz-meta-tag", "file", "keys"] {
+            #expect(!rules.shadowsAddedField(name), "\(name)")
+        }
+    }
 }

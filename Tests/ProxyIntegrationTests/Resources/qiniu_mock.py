@@ -3,7 +3,8 @@
 Checks what Qiniu checks on a form upload: the `token` field is AK:sign:policy with
 sign = urlsafe_b64(HMAC-SHA1(SK, policy)), the policy's deadline is in the future, its scope is
 bucket:key for the `key` field, `file` is the last part, and the body came with a
-Content-Length. Answers {"hash", "key"} (200) or {"error"} (401/400).
+Content-Length. Answers {"hash", "key", "fsize", "mimeType" (the file part's type, which Qiniu
+stores), "sha256", "fields"} (200) or {"error"} (401/400).
 Usage: qiniu_mock.py ACCESS_KEY SECRET_KEY BUCKET"""
 import base64
 import email.parser
@@ -42,8 +43,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = []
         for part in message.iter_parts():
             params = dict(part.get_params(header="content-disposition") or [])
-            parts.append((params.get("name"), params.get("filename"), part.get_payload(decode=True)))
-        fields = {name: data.decode() for name, filename, data in parts if filename is None}
+            parts.append((params.get("name"), params.get("filename"), part.get_payload(decode=True),
+                          part.get_content_type()))
+        fields = {name: data.decode() for name, filename, data, _ in parts if filename is None}
         if not parts or parts[-1][0] != "file" or parts[-1][1] is None:
             return self.answer(400, {"error": "file must be the last part", "order": [p[0] for p in parts]})
         token = fields.get("token", "")
@@ -62,7 +64,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.answer(401, {"error": "scope mismatch", "scope": policy.get("scope"), "key": key})
         data = parts[-1][2]
         self.answer(200, {"hash": hashlib.sha1(data).hexdigest(), "key": key, "fsize": len(data),
-                          "sha256": hashlib.sha256(data).hexdigest(), "fields": sorted(fields)})
+                          "mimeType": parts[-1][3], "sha256": hashlib.sha256(data).hexdigest(),
+                          "fields": sorted(fields)})
 
     def log_message(self, *args):
         pass
