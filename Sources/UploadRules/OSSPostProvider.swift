@@ -59,11 +59,14 @@ public struct OSSPostProvider: TokenProvider {
 
     public var kind: String { "oss_post" }
 
-    /// Every field it may add (a client part of one of these names is dropped).
+    /// Every field it may add, and `x-oss-content-type` and `Content-Type`, which OSS would
+    /// store as the object's type over the file part's (the final, sniffed one): a client part
+    /// of one of these names is dropped.
     public var fieldNames: [String] {
         [
             "key", "OSSAccessKeyId", "policy", "Signature", "x-oss-signature-version", "x-oss-credential",
             "x-oss-date", "x-oss-signature", "x-oss-security-token", "success_action_status",
+            "x-oss-content-type", "Content-Type",
         ]
     }
 

@@ -129,6 +129,26 @@ import UploadRules
         #expect(provider.templates == [try Template("{uuid}{ext}")])
     }
 
+    /// OSS stores the object with a client's `x-oss-content-type` (or `Content-Type`) field over
+    /// the file part's type (FormGate's final, sniffed one), so a route with `oss_post` drops
+    /// those fields as it drops a client's policy; other metadata fields still pass.
+    @Test func aClientContentTypeFieldIsDropped() throws {
+        let provider = OSSPostProvider(
+            version: .v1, accessKey: "AK", secretKey: "SK", region: "cn-hangzhou", bucket: "b",
+            key: try Template("{uuid}{ext}"), ttlSeconds: 60)
+        var rules = RuleSet()
+        rules.inject = [Injection(name: "", position: .before("file"), value: .provider(provider))]
+        #expect(rules.shadowsAddedField("x-oss-content-type"))
+        #expect(rules.shadowsAddedField("Content-Type"))
+        #expect(rules.shadowsAddedField("policy"))
+        #expect(!rules.shadowsAddedField("x-oss-meta-album"))
+        var random = SystemRandomNumberGenerator()
+        #expect(
+            !provider.fields(for: Self.context(), random: &random).contains {
+                $0.name == "x-oss-content-type" || $0.name == "Content-Type"
+            })
+    }
+
     static func context() -> ProviderContext {
         var values = TemplateValues()
         values.basename = "cat \"1\""

@@ -9,7 +9,8 @@ Listens on 127.0.0.1:0 and prints `listening on 127.0.0.1:PORT` on stderr; serve
 concurrently over HTTP/1.1.
 
 POST (any path) checks, as COS does, and stores the object:
-- a Content-Length (411 MissingContentLength for a chunked body);
+- a Content-Length (411 MissingContentLength for a chunked body, read to its end first so
+  the answer reaches a client still sending);
 - a multipart/form-data body whose last part is the `file` part (400 InvalidArgument
   otherwise); form field names are case-insensitive;
 - `q-sign-algorithm` is sha1, `q-ak` is the SecretId, `q-key-time` is "start;end" with now
@@ -41,6 +42,7 @@ import hmac
 import http.server
 import json
 import re
+import signal
 import sys
 import threading
 import time
@@ -260,6 +262,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         if "Transfer-Encoding" in self.headers or "Content-Length" not in self.headers:
+            self.discard_chunked_body()
             self.close_connection = True
             return self.refuse(Refusal(411, "MissingContentLength", "You must provide the Content-Length HTTP header."))
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -284,6 +287,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f"  <Key>{escape(key)}</Key>\n  <ETag>\"{md5}\"</ETag>\n</PostResponse>\n").encode()
             return self.answer(201, body, headers=[etag, ("Location", location)])
         self.answer(204, headers=[etag, ("Location", location)])
+
+    def discard_chunked_body(self):
+        """Reads a chunked body to its end, so the 411 reaches a client still sending it."""
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            return
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                break
+            self.rfile.read(size + 2)
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
 
     def do_GET(self):
         key = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path[1:])
@@ -313,6 +328,8 @@ def main():
     parser.add_argument("--clock-offset", type=float, default=0, help="seconds added to the mock's clock")
     parser.add_argument("--security-token", help="the temporary key's token x-cos-security-token must carry")
     Handler.store = COSPostObject(parser.parse_args())
+    # A test runner may start the mock with SIGTERM blocked; its stop() sends SIGTERM.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"listening on 127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)

@@ -9,7 +9,8 @@ Listens on 127.0.0.1:0 and prints `listening on 127.0.0.1:PORT` on stderr; serve
 concurrently over HTTP/1.1.
 
 POST (any path) checks, as OSS does, and stores the object:
-- a Content-Length (411 MissingContentLength for a chunked body);
+- a Content-Length (411 MissingContentLength for a chunked body, read to its end first so
+  the answer reaches a client still sending);
 - a multipart/form-data body whose last part is the `file` part (400 InvalidArgument otherwise;
   OSS reads no field after the file); form field names are case-insensitive;
 - V1 (no `x-oss-signature-version`): `OSSAccessKeyId` is AK and `Signature` is base64
@@ -26,7 +27,10 @@ POST (any path) checks, as OSS does, and stores the object:
 - every condition: {"field": value} (exact), ["eq", "$f", v], ["starts-with", "$f", prefix],
   ["in", "$f", [..]], ["not-in", "$f", [..]] against the form fields (`bucket` against B), and
   ["content-length-range", min, max] against the file's byte count.
-The object's Content-Type is the `Content-Type` field when sent, else the file part's own.
+The object's Content-Type is the `x-oss-content-type` field when sent (Aliyun documents it as
+taking precedence over the file part's), else a `Content-Type` field (Aliyun lists it among the
+headers a form may set; the mock lets it win over the part's, the reading a proxy must defend
+against), else the file part's own, else application/octet-stream.
 `${filename}` in the key is replaced by the file's name. Success: 204, or
 `success_action_status` 200 (empty) / 201 (a PostResponse XML), or 303 to
 `success_action_redirect`. Errors: OSS's XML
@@ -44,6 +48,7 @@ import hmac
 import http.server
 import json
 import re
+import signal
 import sys
 import threading
 import time
@@ -169,7 +174,8 @@ class OSSPostObject:
         if not key:
             raise Refusal(400, "InvalidArgument", "the key form field is required")
         key = key.replace("${filename}", filename)
-        stored_type = fields.get("content-type") or part_type or "application/octet-stream"
+        stored_type = (fields.get("x-oss-content-type") or fields.get("content-type") or part_type
+                       or "application/octet-stream")
         with self.lock:
             self.objects[key] = (data, stored_type)
         return key, fields, hashlib.md5(data).hexdigest()
@@ -288,6 +294,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         if "Transfer-Encoding" in self.headers or "Content-Length" not in self.headers:
+            self.discard_chunked_body()
             self.close_connection = True
             return self.refuse(Refusal(411, "MissingContentLength", "You must provide the Content-Length HTTP header."))
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -311,6 +318,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f"  <Key>{escape(key)}</Key>\n  <ETag>\"{md5.upper()}\"</ETag>\n</PostResponse>\n").encode()
             return self.answer(201, body, headers=[etag])
         self.answer(204, headers=[etag])
+
+    def discard_chunked_body(self):
+        """Reads a chunked body to its end, so the 411 reaches a client still sending it."""
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            return
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                break
+            self.rfile.read(size + 2)
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
 
     def do_GET(self):
         path = urllib.parse.urlsplit(self.path).path
@@ -341,6 +360,8 @@ def main():
     parser.add_argument("--clock-offset", type=float, default=0, help="seconds added to the mock's clock")
     parser.add_argument("--security-token", help="the STS token x-oss-security-token must carry")
     Handler.store = OSSPostObject(parser.parse_args())
+    # A test runner may start the mock with SIGTERM blocked; its stop() sends SIGTERM.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"listening on 127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
