@@ -54,6 +54,16 @@ public struct COSPostProvider: TokenProvider {
         ]
     }
 
+    /// Also the client's `x-cos-*` fields other than `x-cos-meta-*` (ACL, storage class,
+    /// encryption, tagging) and the success redirect and status: COS does not require the
+    /// policy to cover every field, as S3 does.
+    public func reserves(_ lowercasedName: String) -> Bool {
+        fieldNames.contains { $0.lowercased() == lowercasedName }
+            || reservesStoreControl(
+                lowercasedName, prefix: "x-cos-",
+                others: ["success_action_redirect", "success_action_status"])
+    }
+
     /// The store reads only the fields before the file.
     public var needsFileLast: Bool { true }
 

@@ -70,6 +70,16 @@ public struct OSSPostProvider: TokenProvider {
         ]
     }
 
+    /// Also the client's `x-oss-*` fields other than `x-oss-meta-*` (ACL, storage class,
+    /// encryption, forbid-overwrite, tagging), `callback`, `callback-var` and the success
+    /// redirect and status: OSS does not require the policy to cover every field, as S3 does.
+    public func reserves(_ lowercasedName: String) -> Bool {
+        fieldNames.contains { $0.lowercased() == lowercasedName }
+            || reservesStoreControl(
+                lowercasedName, prefix: "x-oss-",
+                others: ["callback", "callback-var", "success_action_redirect", "success_action_status"])
+    }
+
     /// The store reads only the fields before the file.
     public var needsFileLast: Bool { true }
 

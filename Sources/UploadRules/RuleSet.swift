@@ -81,7 +81,7 @@ public struct RuleSet: Sendable {
             switch injection.value {
             case .template: if injection.name == name { return true }
             case .provider(let provider):
-                if provider.fieldNames.contains(where: { $0.lowercased() == lowered }) { return true }
+                if provider.reserves(lowered) { return true }
             }
         }
         guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }

@@ -20,6 +20,26 @@ public protocol TokenProvider: Sendable {
 
     /// The fields for one upload, in the order they go upstream.
     func fields(for context: ProviderContext, random: inout some RandomNumberGenerator) -> [InjectedField]
+
+    /// Whether a client field of this (lower-cased) name is dropped: one of `fieldNames`, or
+    /// a field that would steer the store beyond what the policy signs.
+    func reserves(_ lowercasedName: String) -> Bool
+}
+
+extension TokenProvider {
+    /// The names of `fieldNames`, in any case (stores read `Policy` as `policy`).
+    public func reserves(_ lowercasedName: String) -> Bool {
+        fieldNames.contains { $0.lowercased() == lowercasedName }
+    }
+
+    /// The store-control fields of a store whose policy need not cover every field (OSS, COS):
+    /// `prefix` fields other than user metadata (`prefix` + `meta-`), and `others`. A client
+    /// could set the object's ACL, storage class, encryption, a redirect or a callback URL
+    /// with them; FormGate's own (the provider's settings) stay.
+    func reservesStoreControl(_ lowercasedName: String, prefix: String, others: Set<String>) -> Bool {
+        if lowercasedName.hasPrefix(prefix) { return !lowercasedName.hasPrefix(prefix + "meta-") }
+        return others.contains(lowercasedName)
+    }
 }
 
 /// What a provider knows of the upload it signs for.

@@ -149,6 +149,41 @@ import UploadRules
             })
     }
 
+    /// OSS and COS policies need not cover every field (S3's must): the client's store-control
+    /// fields are dropped, its user metadata and other fields pass.
+    @Test func storeControlFieldsOfTheClientAreDropped() throws {
+        let oss = OSSPostProvider(
+            version: .v4, accessKey: "AK", secretKey: "SK", region: "cn-hangzhou", bucket: "b",
+            key: try Template("{uuid}{ext}"), ttlSeconds: 60)
+        let cos = COSPostProvider(
+            secretID: "ID", secretKey: "SK", bucket: "b-125", key: try Template("{uuid}{ext}"), ttlSeconds: 60
+        )
+        for (provider, dropped, kept) in [
+            (
+                oss as any TokenProvider,
+                [
+                    "x-oss-object-acl", "X-OSS-Storage-Class", "x-oss-forbid-overwrite", "x-oss-tagging",
+                    "callback",
+                    "callback-var", "success_action_redirect", "Success_Action_Status",
+                ],
+                ["x-oss-meta-album", "title", "x-cos-acl", "file"]
+            ),
+            (
+                cos as any TokenProvider,
+                [
+                    "x-cos-acl", "x-cos-storage-class", "X-Cos-Server-Side-Encryption",
+                    "success_action_redirect",
+                ],
+                ["x-cos-meta-album", "title", "callback", "x-oss-object-acl"]
+            ),
+        ] {
+            var rules = RuleSet()
+            rules.inject = [Injection(name: "", position: .before("file"), value: .provider(provider))]
+            for name in dropped { #expect(rules.shadowsAddedField(name), "\(provider.kind) drops \(name)") }
+            for name in kept { #expect(!rules.shadowsAddedField(name), "\(provider.kind) keeps \(name)") }
+        }
+    }
+
     static func context() -> ProviderContext {
         var values = TemplateValues()
         values.basename = "cat \"1\""
