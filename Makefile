@@ -5,14 +5,15 @@ SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:/usr/bin:/bin:$(PATH)
 
 # Debian packages building and running the proxy needs: Package.swift's system libraries
-# (libevent with its OpenSSL part, OpenSSL, libmagic, zlib, libyaml) and pkg-config, which
+# (libevent with its OpenSSL part, OpenSSL, libmagic, zlib, libyaml, nghttp2) and pkg-config, which
 # SwiftPM asks for their flags. `make build`, `make release` and `make run` install only these.
-BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev libyaml-dev
+BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev libyaml-dev libnghttp2-dev
 # Debian packages the tests run or import, on top of BUILD_PACKAGES (`make deps`, `make test`):
 # the clients and servers the integration tests and the conformance matrix start, and the
 # matrix's Python modules from Debian (no PyPI, no pip).
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
-	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv
+	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv \
+	python3-h2 python3-httpx nghttp2-client
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
@@ -25,7 +26,7 @@ SDK_PACKAGES := botocore==1.44.8 boto3==1.44.8 'moto[server]==5.2.5' qiniu==7.18
 	cos-python-sdk-v5==1.9.44
 export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
 # strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter).
-BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc
+BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc nghttp2-client
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 # Release builds also optimise across modules: the hot path crosses HTTPCore, HTTP1, the parser
