@@ -2,7 +2,7 @@
 """Hostile HTTP/2 clients for FormGate's h2 listener (and for any h2 server, to check the cases).
 
     h2_hostile.py HOST PORT [--tls --cafile F --sni NAME] [--path /upload] [--case NAME ...]
-                  [--json] [--list] [--deadline S] [--slow-deadline S]
+                  [--json] [--list] [--deadline S] [--slow-deadline S] [--pid PID]
 
 Each case opens its own connection, does one hostile thing (or, for the controls, one thing
 right) and records what the server did: every frame received (type, stream, flags, error code),
@@ -19,7 +19,9 @@ Verdicts come from events: a case waits for the frame or the close that decides 
 deadline (--deadline, 10 s; --slow-deadline, 90 s, for the idle and zero-window timeouts) only
 ends a case the server leaves hanging. Requests go to --path with a small valid multipart body
 unless the case is about the body. Output: one line per case, or with --json one JSON object
-per line (and a summary line last). Exit status 0 when no case failed, 1 otherwise.
+per line (and a summary line last). With --pid, the summary adds the server process's open
+descriptors and RSS before the cases and after (once the descriptors are back to where they
+were, or --slow-deadline later). Exit status 0 when no case failed or erred, 1 otherwise.
 
 Frames go out through the `h2` library (python3-h2, validation and normalisation of outbound
 headers turned off so it sends what a hostile client sends) or, where h2 cannot build them,
@@ -29,6 +31,8 @@ encoder, so the compression state stays the server's. Frames coming in are parse
 """
 import argparse
 import json
+import os
+import re
 import select
 import socket
 import ssl
@@ -94,6 +98,7 @@ class Connection:
         self.goaway, self.closed_at, self.server_settings, self.other_bytes = None, None, {}, b""
         self.pings_acked, self.decoder, self.block = 0, hpack.Decoder(), b""
         self.not_applicable, self.served_after = None, None
+        self.handshake, self.saw_settings = handshake, False
         self.bodies = {}  # stream id: the first 64 KiB of the response body
         if handshake:
             self.h2.initiate_connection()
@@ -235,6 +240,7 @@ class Connection:
                          debug=parsed.additional_data[:200].decode("latin-1"))
             self.goaway = entry
         elif isinstance(parsed, hf.SettingsFrame):
+            self.saw_settings = True
             if "ACK" not in parsed.flags:
                 entry["settings"] = {str(key): value for key, value in parsed.settings.items()}
                 self.server_settings.update(parsed.settings)
@@ -1054,6 +1060,11 @@ def run_case(name, options):
     try:
         conn, stream = spec["run"](options)
         verdict, note = spec["judge"](conn, stream)
+        if conn.handshake and not conn.saw_settings:
+            # §3.4: the server's preface is a SETTINGS frame. Without one it does not speak h2
+            # here, and whatever it did is no verdict on the case.
+            sent = conn.other_bytes[:60] or conn.buffer[:60]
+            verdict, note = "fail", f"the server sent no SETTINGS: not HTTP/2 (it sent {sent!r}, then {note})"
     except Exception as error:  # a client-side failure is reported, never taken for the server's answer
         return dict(result, verdict="error", note=f"{type(error).__name__}: {error}",
                     seconds=round(time.monotonic() - began, 3))
@@ -1071,6 +1082,24 @@ def run_case(name, options):
                 http1=conn.other_bytes[:200].decode("latin-1") or None)
 
 
+def server_footprint(pid):
+    """The server process's open descriptors and resident memory (KiB), from /proc."""
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    rss = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
+    return fds, rss
+
+
+def settled_footprint(pid, baseline, seconds):
+    """The footprint once the descriptors are back to `baseline` (the server closes the cases'
+    connections on its own clock), or as it is when `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        fds, rss = server_footprint(pid)
+        if fds <= baseline or time.monotonic() > deadline:
+            return fds, rss
+        time.sleep(0.2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1083,6 +1112,8 @@ def main():
     parser.add_argument("--case", action="append", help="run only this case (repeatable)")
     parser.add_argument("--json", action="store_true", help="one JSON object per case, and a summary")
     parser.add_argument("--list", action="store_true", help="list the cases and what RFC 9113 requires")
+    parser.add_argument("--pid", type=int, help="the server's process: its descriptors and RSS before and after "
+                        "the cases go into the summary")
     parser.add_argument("--deadline", type=float, default=10.0, help="seconds before a hanging case is ended")
     parser.add_argument("--slow-deadline", type=float, default=90.0,
                         help="seconds the idle and zero-window cases wait for the server's timeout")
@@ -1095,7 +1126,7 @@ def main():
     unknown = [name for name in names if name not in CASES]
     if unknown:
         parser.error(f"unknown cases: {', '.join(unknown)}")
-    counts = {}
+    counts, before = {}, server_footprint(options.pid) if options.pid else None
     for name in names:
         result = run_case(name, options)
         counts[result["verdict"]] = counts.get(result["verdict"], 0) + 1
@@ -1104,8 +1135,14 @@ def main():
         else:
             print(f"{result['verdict']:9} {name:36} {result['note']}", flush=True)
     summary = dict(summary=True, cases=len(names), **counts)
+    footprint = ""
+    if before:
+        after = settled_footprint(options.pid, before[0], options.slow_deadline)
+        summary.update(fds_before=before[0], fds_after=after[0], rss_kib_before=before[1], rss_kib_after=after[1])
+        footprint = f"; server fds {before[0]} -> {after[0]}, RSS {before[1]} -> {after[1]} KiB"
     print(json.dumps(summary) if options.json else
-          "h2_hostile: " + ", ".join(f"{count} {verdict}" for verdict, count in sorted(counts.items())), flush=True)
+          "h2_hostile: " + ", ".join(f"{count} {verdict}" for verdict, count in sorted(counts.items())) + footprint,
+          flush=True)
     return 1 if counts.get("fail") or counts.get("error") else 0
 
 
