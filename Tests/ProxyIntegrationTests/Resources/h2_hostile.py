@@ -97,7 +97,7 @@ class Connection:
         self.frames, self.status, self.rst, self.ended = [], {}, {}, set()
         self.goaway, self.closed_at, self.server_settings, self.other_bytes = None, None, {}, b""
         self.pings_acked, self.decoder, self.block = 0, hpack.Decoder(), b""
-        self.not_applicable, self.served_after = None, None
+        self.not_applicable, self.served_before, self.served_after = None, None, None
         self.handshake, self.saw_settings = handshake, False
         self.bodies = {}  # stream id: the first 64 KiB of the response body
         if handshake:
@@ -468,7 +468,8 @@ def calm_or_served(conn, stream):
     if conn.goaway and conn.goaway["error"] == "ENHANCE_YOUR_CALM":
         return "pass", f"GOAWAY ENHANCE_YOUR_CALM at {conn.goaway['t']} s"
     if stream in conn.ended and 200 <= (conn.status.get(stream) or 0) < 300:
-        return "pass", f"still served: the next request answered {conn.status[stream]} in {conn.served_after} s"
+        before = f" (before the flood: {conn.served_before} s)" if conn.served_before is not None else ""
+        return "pass", f"still served: the next request answered {conn.status[stream]} in {conn.served_after} s{before}"
     if conn.goaway or conn.closed_at:
         what = f"GOAWAY {conn.goaway['error']}" if conn.goaway else "closed without GOAWAY"
         return "deviates", f"{what}, not ENHANCE_YOUR_CALM"
@@ -827,14 +828,16 @@ bad_settings("settings_ack_with_payload", "§6.5: a SETTINGS ACK with a payload:
 
 
 def flood(name, rfc, unit, count=10000):
-    """`count` copies of one frame (`unit(conn, options)`), sent without reading the answers,
-    then a GET on the next stream: the server must calm the client down or keep serving."""
+    """A GET (the baseline), then `count` copies of one frame sent without reading the answers,
+    then a GET again: the server must calm the client down or keep serving. `unit(conn,
+    options)` gives the frame and the next free stream id."""
     def run(options):
         conn = Connection(options)
         server_settings(conn)
-        copy = unit(conn, options)
+        still_served(conn, options, 1)
+        conn.served_before = conn.served_after
+        copy, stream = unit(conn, options)
         blast(conn, [copy * 100] * (count // 100), options.deadline)
-        stream = 3 if copy.startswith(frame(DATA, 0, 1)) else 1
         still_served(conn, options, stream)
         return conn, stream
     run.__doc__ = rfc
@@ -842,17 +845,17 @@ def flood(name, rfc, unit, count=10000):
 
 
 def open_upload(conn, options):
-    """Stream 1 opened as a POST whose body has not started: an empty DATA frame on it."""
-    conn.send(raw_headers(conn, 1, request_headers(options), end_stream=False))
-    return frame(DATA, 0, 1)
+    """Stream 3 opened as a POST whose body has not started: an empty DATA frame on it."""
+    conn.send(raw_headers(conn, 3, request_headers(options), end_stream=False))
+    return frame(DATA, 0, 3), 5
 
 
 flood("settings_flood", "§10.5: 10,000 SETTINGS frames: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: frame(SETTINGS, 0, 0, settings_payload((HEADER_TABLE_SIZE, 4096))))
+      lambda conn, options: (frame(SETTINGS, 0, 0, settings_payload((HEADER_TABLE_SIZE, 4096))), 3))
 flood("ping_flood", "§10.5: 10,000 PINGs: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: frame(PING, 0, 0, b"flooding"))
+      lambda conn, options: (frame(PING, 0, 0, b"flooding"), 3))
 flood("window_update_flood", "§10.5: 10,000 WINDOW_UPDATEs of 1: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1)))
+      lambda conn, options: (frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1)), 3))
 flood("empty_data_flood", "§10.5: 10,000 empty DATA frames on an open stream: ENHANCE_YOUR_CALM or no harm",
       open_upload)
 
@@ -917,14 +920,18 @@ def window_update_zero_stream(options):
 @case("rapid_reset", "CVE-2023-44487: 1,000 streams opened and reset at once: ENHANCE_YOUR_CALM or no harm",
       calm_or_served)
 def rapid_reset(options):
+    """A GET first (the time it takes is the baseline), then streams 3 to 2001 opened and reset
+    back to back, then a GET on stream 2003."""
     conn = Connection(options)
     server_settings(conn)
+    still_served(conn, options, 1)
+    conn.served_before = conn.served_after
     get = request_headers(options, method="GET")
     batch = b"".join(raw_headers(conn, stream, get) + frame(RST_STREAM, 0, stream, struct.pack(">I", CODE["CANCEL"]))
-                     for stream in range(1, 2001, 2))
+                     for stream in range(3, 2003, 2))
     blast(conn, [batch], options.deadline)
-    still_served(conn, options, 2001)
-    return conn, 2001
+    still_served(conn, options, 2003)
+    return conn, 2003
 
 
 def continuation_chunks(conn, options, frames):
