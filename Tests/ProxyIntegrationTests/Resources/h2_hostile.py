@@ -9,11 +9,15 @@ right) and records what the server did: every frame received (type, stream, flag
 the response status per stream, GOAWAY and RST_STREAM codes, whether and when the connection
 closed. The verdict compares that record with what RFC 9113 requires of the server:
 
-  pass      the server did what the RFC requires
-  deviates  the server refused the request in another way the RFC allows or that is as safe
-            (a 4xx response to a malformed request, §8.1.1; a connection error instead of a
-            stream error; closing without the GOAWAY the RFC says it SHOULD send)
-  fail      the server served what it must refuse, answered with another code, or hung
+  pass      the server did what the RFC requires (for a malformed request, a 4xx response
+            counts: §8.1.1 lets a server answer before it closes or resets the stream)
+  deviates  the server refused in another way that is as safe: a connection error where a
+            stream error does, another error code than the one the RFC names, a close without
+            the GOAWAY the RFC says it SHOULD send
+  fail      the server served what it must refuse, ignored it, hung, or does not speak h2
+            (no SETTINGS: §3.4)
+  n/a       the case cannot be run against this server (the reason is given)
+  error     the client failed (TLS, ALPN): no verdict on the server
 
 Verdicts come from events: a case waits for the frame or the close that decides it, and its
 deadline (--deadline, 10 s; --slow-deadline, 90 s, for the idle and zero-window timeouts) only
@@ -49,7 +53,7 @@ import hyperframe.frame as hf
 
 # Frame types and flags (RFC 9113 §6).
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = range(10)
-END_STREAM, ACK, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x8, 0x20
+END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
 # Settings identifiers.
 HEADER_TABLE_SIZE, ENABLE_PUSH, MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE = 1, 2, 3, 4, 5
 # Error codes (RFC 9113 §7).
@@ -57,7 +61,6 @@ CODES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 3: "FLOW_CONTR
          5: "STREAM_CLOSED", 6: "FRAME_SIZE_ERROR", 7: "REFUSED_STREAM", 8: "CANCEL", 9: "COMPRESSION_ERROR",
          10: "CONNECT_ERROR", 11: "ENHANCE_YOUR_CALM", 12: "INADEQUATE_SECURITY", 13: "HTTP_1_1_REQUIRED"}
 CODE = {name: number for number, name in CODES.items()}
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 MAX_WINDOW = 2**31 - 1
 BOUNDARY = "h2hostile-7d3f9a"
 CONTENT_TYPE = f"multipart/form-data; boundary={BOUNDARY}"
@@ -70,13 +73,13 @@ def multipart(content=b"hello h2\n"):
             f"Content-Type: text/plain\r\n\r\n").encode() + content + f"\r\n--{BOUNDARY}--\r\n".encode()
 
 
-def frame(kind, flags, stream, payload=b"", length=None):
-    """One frame as bytes, laid out by hand: any type, flags, stream id and (claimed) length."""
-    size = len(payload) if length is None else length
-    return struct.pack(">I", size)[1:] + struct.pack(">BBI", kind, flags, stream & 0xFFFFFFFF) + payload
+def frame(kind, flags, stream, payload=b""):
+    """One frame as bytes, laid out by hand: any type, flags and stream id, whatever the RFC says."""
+    return struct.pack(">I", len(payload))[1:] + struct.pack(">BBI", kind, flags, stream & 0xFFFFFFFF) + payload
 
 
 def settings_payload(*pairs):
+    """A SETTINGS payload from (identifier, value) pairs, legal or not."""
     return b"".join(struct.pack(">HI", key, value) for key, value in pairs)
 
 
@@ -309,7 +312,7 @@ class Connection:
         return self.wait(lambda c: c.closed_at is not None, seconds)
 
     def alive(self):
-        """Whether the connection still serves: a PING is answered with an ACK."""
+        """Whether the connection still works after the case: a PING is answered with an ACK."""
         if self.closed_at or self.goaway:
             return False
         before = self.pings_acked
@@ -341,11 +344,9 @@ def raw_headers(conn, stream, headers, end_stream=True):
     return frame(HEADERS, END_HEADERS | (END_STREAM if end_stream else 0), stream, conn.headers_block(headers))
 
 
-def raw_request(conn, stream, headers, body=b""):
-    """A small request sent as raw frames (for streams h2 does not know, or after h2 gave up)."""
-    if not body:
-        return conn.send(raw_headers(conn, stream, headers))
-    return conn.send(raw_headers(conn, stream, headers, end_stream=False) + frame(DATA, END_STREAM, stream, body))
+def raw_get(conn, stream, options):
+    """A GET sent as one raw HEADERS frame (for streams h2 does not know, or after h2 gave up)."""
+    return conn.send(raw_headers(conn, stream, request_headers(options, method="GET")))
 
 
 def still_served(conn, options, stream):
@@ -353,18 +354,18 @@ def still_served(conn, options, stream):
     if conn.closed_at or conn.goaway:
         return False
     started = time.monotonic()
-    raw_request(conn, stream, request_headers(options, method="GET"))
+    raw_get(conn, stream, options)
     conn.wait_stream(stream)
     conn.served_after = round(time.monotonic() - started, 4)
     return stream in conn.ended and 200 <= (conn.status.get(stream) or 0) < 300
 
 
-def post(conn, options, stream=1, extra=(), body=None, length=True, drop=(), replace=None):
-    """A POST through h2 with header edits: `extra` appended, names in `drop` removed,
-    `replace` a function of the header list; the body a small multipart unless given."""
+def post(conn, options, stream=1, extra=(), body=None, length=True, replace=None):
+    """A POST through h2 with header edits: `extra` appended, `replace` a function of the
+    header list; the body a small multipart unless given, its content-length unless `length`
+    says another (or None: no content-length)."""
     body = multipart() if body is None else body
     headers = request_headers(options, length=len(body) if length is True else length, extra=extra)
-    headers = [(name, value) for name, value in headers if name not in drop]
     if replace:
         headers = replace(headers)
     conn.request(stream, headers, body)  # False when the server reset the stream first: its answer
@@ -1072,21 +1073,28 @@ def run_case(name, options):
             # here, and whatever it did is no verdict on the case.
             sent = conn.other_bytes[:60] or conn.buffer[:60]
             verdict, note = "fail", f"the server sent no SETTINGS: not HTTP/2 (it sent {sent!r}, then {note})"
+        seconds = round(time.monotonic() - began, 3)
+        alive = conn.alive() if conn.handshake and not conn.closed_at and not conn.goaway else False
     except Exception as error:  # a client-side failure is reported, never taken for the server's answer
         return dict(result, verdict="error", note=f"{type(error).__name__}: {error}",
                     seconds=round(time.monotonic() - began, 3))
     finally:
         if conn:
             conn.close()
-    frames = conn.frames
-    return dict(result, verdict=verdict, note=note, seconds=round(time.monotonic() - began, 3), stream=stream,
+    return dict(result, verdict=verdict, note=note, seconds=seconds, stream=stream,
                 status=conn.status.get(stream) if stream else None, rst=conn.rst.get(stream) if stream else None,
                 goaway=conn.goaway and {k: conn.goaway[k] for k in ("error", "last_stream", "debug", "t")},
-                closed_at=conn.closed_at, frames_received=len(frames),
-                frames=frames[:30] + ([dict(type=f"... {len(frames) - 40} more")] if len(frames) > 40 else []) +
-                (frames[-10:] if len(frames) > 30 else []),
+                closed_at=conn.closed_at, connection_alive_after=alive, frames_received=len(conn.frames),
+                frames=kept_frames(conn.frames),
                 response=conn.bodies.get(stream, b"")[:1000].decode("latin-1") if stream else None,
                 http1=conn.other_bytes[:200].decode("latin-1") or None)
+
+
+def kept_frames(frames, head=30, tail=10):
+    """The frames a report shows: all of them, or the first and the last of a flood's answers."""
+    if len(frames) <= head + tail:
+        return frames
+    return frames[:head] + [dict(type=f"... {len(frames) - head - tail} more")] + frames[-tail:]
 
 
 def server_footprint(pid):
