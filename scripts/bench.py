@@ -28,6 +28,8 @@ every request as above; the TLS certificate is a self-signed P-256 one made here
   h2c-passthrough  FormGate, prior-knowledge h2c, the pass-through route
 FormGate's h2 candidates are skipped, with the reason printed, while the binary does not answer
 h2 (probed with curl --http2 over ALPN and --http2-prior-knowledge): not a failure of the run.
+There is no direct h2 candidate: the sink speaks HTTP/1.1 only (Go 1.19's net/http serves h2c
+only with x/net, which is not here), so the h2 ratios are to nginx h2 over TLS.
 
 Cases: one 1 GiB upload; 8 concurrent 128 MiB uploads; 4 KiB uploads on 64 keep-alive
 connections; and over HTTP/2: one 1 GiB upload, 8 concurrent 128 MiB uploads (one connection

@@ -27,6 +27,14 @@ per line (and a summary line last). With --pid, the summary adds the server proc
 descriptors and RSS before the cases and after (once the descriptors are back to where they
 were, or --slow-deadline later). Exit status 0 when no case failed or erred, 1 otherwise.
 
+A --json line holds: case, rfc (what the RFC requires), verdict, note, seconds, stream (the
+one the verdict is about), status (its :status), rst (its RST_STREAM code), goaway (error,
+last_stream, debug, t), closed_at (seconds after connecting, or null), connection_alive_after
+(a PING was answered after the case), frames_received, frames (each with t, type, stream,
+flags and, as they apply, error, status, increment, length, settings; a flood's answers cut to
+the first 30 and last 10), response (the first 1,000 bytes of that stream's response body: the
+demo upstream's account of what it received) and http1 (bytes that were not HTTP/2).
+
 Frames go out through the `h2` library (python3-h2, validation and normalisation of outbound
 headers turned off so it sends what a hostile client sends) or, where h2 cannot build them,
 as bytes laid out here (9-byte frame header + payload) with header blocks from h2's own HPACK
