@@ -188,6 +188,7 @@ extension HTTP2ServerSession {
     /// A client reset: against the rapid-reset budget when no response was started.
     private func receivedReset(_ streamID: Int32, code: HTTP2ErrorCode) {
         guard let stream = streams[streamID] else { return }
+        streams[streamID]?.resetSeen = true
         enqueue(.reset(streamID: streamID, code: code))
         guard !stream.responded else { return }
         resetBudget -= 1
@@ -202,6 +203,12 @@ extension HTTP2ServerSession {
         if stream.unconsumed > 0 {
             _ = nghttp2_session_consume_connection(session, stream.unconsumed)
             stream.unconsumed = 0
+        }
+        // libnghttp2 resets a request whose END_STREAM leaves it short of its content-length
+        // without an invalid-frame callback: the close code is the only sign.
+        if code == .protocolError && !stream.resetSeen && !stream.refusalReported {
+            stream.refusalReported = true
+            enqueue(.malformed(streamID: streamID, reason: .invalidMessage))
         }
         if stream.responded && code == .noError {
             resetBudget = min(resetBudget + 1, settings.unansweredResetBudget)

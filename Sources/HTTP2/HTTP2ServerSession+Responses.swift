@@ -69,6 +69,7 @@ extension HTTP2ServerSession {
         let result = nghttp2_submit_rst_stream(
             session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code.rawValue)
         try Self.check(result, "nghttp2_submit_rst_stream")
+        streams[streamID]?.resetSeen = true
     }
 
     /// Starts a graceful shutdown: a GOAWAY notice (last stream 2^31-1) and a PING; when the

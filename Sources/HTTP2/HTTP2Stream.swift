@@ -30,6 +30,8 @@ struct HTTP2Stream {
     var refusalReported = false
     /// The reason libnghttp2's invalid-header callback saw, for the `.malformed` event.
     var pendingReason: HTTP2MalformedReason?
+    /// An RST_STREAM was received or submitted (a close with its code is not a refusal).
+    var resetSeen = false
     /// libnghttp2 closed the stream; the record stays until the caller takes `.closed`.
     var closed = false
 
