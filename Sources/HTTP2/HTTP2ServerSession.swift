@@ -103,6 +103,10 @@ public final class HTTP2ServerSession {
     /// The highest stream id the session has processed (for logs and GOAWAY).
     public var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
 
+    /// Streams the session keeps a record for (open ones, and closed ones whose `.closed`
+    /// the caller has not taken yet).
+    public var streamRecordCount: Int { streams.count }
+
     /// The request body bytes of `streamID` not yet read by `readInbound`.
     public func inboundCount(streamID: Int32) -> Int {
         streams[streamID]?.inbound.count ?? 0

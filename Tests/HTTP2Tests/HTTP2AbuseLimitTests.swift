@@ -36,18 +36,17 @@ import Testing
                 link.writer.headers(stream: stream, FrameWriter.request())
                 link.writer.rstStream(stream: stream, code: HTTP2ErrorCode.cancel.rawValue)
             }
-            for index in 8..<16 {
-                link.writer.headers(stream: Int32(1 + 2 * (round * 16 + index)), FrameWriter.request())
-            }
+            let answered = (8..<16).map { Int32(1 + 2 * (round * 16 + $0)) }
+            for stream in answered { link.writer.headers(stream: stream, FrameWriter.request()) }
             try link.send()
-            for case .request(let streamID, _, _) in link.events
-            where link.server.outboundCount(streamID: streamID) == 0 {
-                try? link.server.respond(
-                    streamID: streamID, status: 204, fields: HeaderFields(), hasBody: false)
+            for stream in answered {
+                try link.server.respond(streamID: stream, status: 204, fields: HeaderFields(), hasBody: false)
             }
             try link.send()
         }
         #expect(Self.goaways(link).isEmpty)
+        #expect(link.events.filter { if case .closed = $0 { true } else { false } }.count == 96)
+        #expect(link.server.streamRecordCount == 0)
     }
 
     @Test func libnghttp2sResetRateLimitEndsTheConnection() throws {
@@ -214,5 +213,6 @@ import Testing
         #expect(resets.map(\.streamID) == [5])
         #expect(resets.map(\.errorCode) == [HTTP2ErrorCode.refusedStream.rawValue])
         #expect(link.events.filter { if case .request = $0 { true } else { false } }.count == 2)
+        #expect(link.server.streamRecordCount == 2)
     }
 }

@@ -51,6 +51,9 @@ import Testing
         try link.send()
         #expect(link.events.contains { if case .request(3, _, true) = $0 { true } else { false } })
         #expect(link.frames(ofType: Frame.goaway).isEmpty)
+        // The refused stream's record is gone once its `.closed` was taken.
+        #expect(link.events.contains(.closed(streamID: 1, code: .protocolError)))
+        #expect(link.server.streamRecordCount == 1)
     }
 
     @Test func aContentLengthTheDataDoesNotMatchIsMalformed() throws {
