@@ -109,7 +109,8 @@ let package = Package(
             exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
-            name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore", "CNghttp2"], swiftSettings: strict),
+            name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore", "CNghttp2"], exclude: ["Resources"],
+            swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",
             dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding"],
