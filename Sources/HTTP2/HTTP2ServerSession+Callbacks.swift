@@ -8,7 +8,8 @@ extension HTTP2ServerSession {
         var made: OpaquePointer?
         try check(nghttp2_session_callbacks_new(&made), "nghttp2_session_callbacks_new")
         guard let callbacks = made else {
-            throw HTTP2Error(code: -901, operation: "nghttp2_session_callbacks_new")
+            throw HTTP2Error(
+                code: Int32(NGHTTP2_ERR_NOMEM.rawValue), operation: "nghttp2_session_callbacks_new")
         }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             guard let frame, let user else { return 0 }
@@ -68,7 +69,8 @@ extension HTTP2ServerSession {
     }
 
     private func beganHeaders(_ frame: nghttp2_frame) -> Int32 {
-        guard Self.isRequestHeaders(frame) else { return 0 }
+        // Stream ids only grow (libnghttp2 refuses a reused one), so a record is never replaced.
+        guard Self.isRequestHeaders(frame), streams[frame.hd.stream_id] == nil else { return 0 }
         streams[frame.hd.stream_id] = HTTP2Stream(maxHeaderListSize: Int(settings.maxHeaderListSize))
         return 0
     }
