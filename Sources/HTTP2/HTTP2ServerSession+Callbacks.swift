@@ -223,6 +223,18 @@ extension HTTP2ServerSession {
     }
 
     private func sentFrame(_ frame: nghttp2_frame) -> Int32 {
+        let type = UInt32(frame.hd.type)
+        if type == NGHTTP2_DATA.rawValue || type == NGHTTP2_HEADERS.rawValue, Self.endsStream(frame),
+            let code = streams[frame.hd.stream_id]?.resetAfterResponse
+        {
+            streams[frame.hd.stream_id]?.resetAfterResponse = nil
+            // A request that ended meanwhile closes with this frame: nothing to reset then.
+            if nghttp2_session_get_stream_remote_close(session, frame.hd.stream_id) == 0 {
+                streams[frame.hd.stream_id]?.resetSeen = true
+                _ = nghttp2_submit_rst_stream(
+                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), frame.hd.stream_id, code.rawValue)
+            }
+        }
         if frame.hd.type == UInt8(NGHTTP2_GOAWAY.rawValue),
             frame.goaway.error_code != HTTP2ErrorCode.noError.rawValue
         {

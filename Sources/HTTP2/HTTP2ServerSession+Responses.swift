@@ -63,13 +63,26 @@ extension HTTP2ServerSession {
         resumeIfDeferred(streamID)
     }
 
-    /// Resets `streamID` with `code` (CANCEL, INTERNAL_ERROR, or NO_ERROR after an early
-    /// response, RFC 9113 §8.1).
+    /// Resets `streamID` with `code` now (CANCEL, INTERNAL_ERROR): a response not yet
+    /// written is dropped. After an early answer use `resetWhenAnswered`.
     public func reset(streamID: Int32, code: HTTP2ErrorCode) throws(HTTP2Error) {
         let result = nghttp2_submit_rst_stream(
             session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code.rawValue)
         try Self.check(result, "nghttp2_submit_rst_stream")
         streams[streamID]?.resetSeen = true
+    }
+
+    /// Resets `streamID` with `code` once the response's END_STREAM has been written: an
+    /// answer given before the request body ended (RFC 9113 §8.1: NO_ERROR tells the client
+    /// to stop sending it and keep the response). `reset` at once would overtake the
+    /// response: libnghttp2 writes RST_STREAM ahead of queued HEADERS and DATA.
+    public func resetWhenAnswered(streamID: Int32, code: HTTP2ErrorCode = .noError) throws(HTTP2Error) {
+        guard let stream = streams[streamID], !stream.closed else { return }
+        if nghttp2_session_get_stream_local_close(session, streamID) == 1 {
+            try reset(streamID: streamID, code: code)
+        } else {
+            streams[streamID]?.resetAfterResponse = code
+        }
     }
 
     /// Starts a graceful shutdown: a GOAWAY notice (last stream 2^31-1) and a PING; when the

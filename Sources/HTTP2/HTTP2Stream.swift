@@ -24,6 +24,9 @@ struct HTTP2Stream {
     var outboundEnded = false
     /// libnghttp2 found `outbound` empty and waits for `resume` (NGHTTP2_ERR_DEFERRED).
     var deferred = false
+    /// The RST_STREAM code to send once the response's END_STREAM is written
+    /// (`resetWhenAnswered`).
+    var resetAfterResponse: HTTP2ErrorCode?
     /// A final response was submitted (the stream no longer counts as a rapid reset).
     var responded = false
     /// A `.malformed` or `.headersTooLarge` was reported (reported once).

@@ -169,6 +169,42 @@ import Testing
         #expect(link.client.responses[streamID]?.status == 431)
     }
 
+    @Test func theBodyOfAnOversizedHeaderListIsDiscardedAndItsWindowReopened() throws {
+        var settings = HTTP2Settings()
+        settings.maxHeaderListSize = 4096
+        settings.initialStreamWindow = 65_535
+        let link = try ServerLink(settings: settings)
+        let big = String(repeating: "v", count: 5000)
+        let streamID = link.client.request(
+            method: "POST", fields: [("x-a", big)], body: Self.pattern(300_000))
+        try link.pump()
+        #expect(link.events.first == .headersTooLarge(streamID: streamID))
+        #expect(!link.events.contains { if case .data = $0 { true } else { false } })
+        #expect(link.events.contains(.endStream(streamID: streamID)) == false)
+        // Every byte went out (the session consumed what it dropped) and none is held.
+        #expect(link.client.pendingUpload(streamID) == 0)
+        #expect(link.server.inboundCount(streamID: streamID) == 0)
+    }
+
+    /// RFC 9113 §8.1: an answer before the request body ended, then RST_STREAM NO_ERROR.
+    @Test func anEarlyAnswerThenResetNoError() throws {
+        let link = try ServerLink()
+        let streamID = link.client.request(method: "POST", body: Self.pattern(10_000), endBody: false)
+        try link.pump()
+        try link.server.respond(streamID: streamID, status: 413, fields: HeaderFields(), hasBody: true)
+        Array("too large".utf8).withUnsafeBytes { link.server.send(streamID: streamID, bytes: $0) }
+        link.server.endStream(streamID: streamID)
+        try link.server.resetWhenAnswered(streamID: streamID)
+        try link.pump()
+        let response = try #require(link.client.responses[streamID])
+        #expect(response.status == 413)
+        #expect(response.body == Array("too large".utf8))
+        #expect(response.resetCode == 0)
+        #expect(link.events.last == .closed(streamID: streamID, code: .noError))
+        #expect(!link.events.contains { if case .malformed = $0 { true } else { false } })
+        #expect(link.server.streamRecordCount == 0)
+    }
+
     @Test func aClientThatDoesNotReadClosesItsWindowAndTheResponseWaits() throws {
         let link = try ServerLink(client: TestClient(initialWindow: 1000, autoWindowUpdate: false))
         let streamID = link.client.request()
