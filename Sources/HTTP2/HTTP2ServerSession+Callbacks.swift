@@ -81,15 +81,10 @@ extension HTTP2ServerSession {
         -> Int32
     {
         // Trailers (a second HEADERS) are accepted and ignored: only the request's own block counts.
-        guard Self.isRequestHeaders(frame), let stream = streams[frame.hd.stream_id],
-            case .head(var builder) = stream.phase
+        guard Self.isRequestHeaders(frame), let stream = streams[frame.hd.stream_id], stream.phase == .head,
+            let reason = stream.builder?.append(name: name, value: value)
         else { return 0 }
-        let streamID = frame.hd.stream_id
-        if let reason = builder.append(name: name, value: value) {
-            refuse(streamID, reason)
-        } else {
-            streams[streamID]?.phase = .head(builder)
-        }
+        refuse(frame.hd.stream_id, reason)
         return 0
     }
 
@@ -109,11 +104,11 @@ extension HTTP2ServerSession {
         case NGHTTP2_HEADERS.rawValue:
             if Self.isRequestHeaders(frame) {
                 finishHead(streamID, endStream: Self.endsStream(frame))
-            } else if Self.endsStream(frame), case .open = streams[streamID]?.phase {
+            } else if Self.endsStream(frame), streams[streamID]?.phase == .open {
                 enqueue(.endStream(streamID: streamID))
             }
         case NGHTTP2_DATA.rawValue:
-            if Self.endsStream(frame), case .open = streams[streamID]?.phase {
+            if Self.endsStream(frame), streams[streamID]?.phase == .open {
                 enqueue(.endStream(streamID: streamID))
             }
         case NGHTTP2_RST_STREAM.rawValue:
@@ -132,26 +127,29 @@ extension HTTP2ServerSession {
     }
 
     private func finishHead(_ streamID: Int32, endStream: Bool) {
-        guard let stream = streams[streamID], case .head(let builder) = stream.phase else { return }
+        guard let stream = streams[streamID], stream.phase == .head, let builder = stream.builder else {
+            return
+        }
+        stream.builder = nil
         switch builder.finish() {
         case .head(let head):
-            streams[streamID]?.phase = .open
+            stream.phase = .open
             enqueue(.request(streamID: streamID, head: head, endStream: endStream))
         case .malformed(let reason):
             refuse(streamID, reason)
         case .tooLarge:
-            streams[streamID]?.phase = .discarding
-            streams[streamID]?.refusalReported = true
+            stream.phase = .discarding
+            stream.refusalReported = true
             enqueue(.headersTooLarge(streamID: streamID))
         }
     }
 
     /// Answers RST_STREAM PROTOCOL_ERROR and reports the reason (once).
     private func refuse(_ streamID: Int32, _ reason: HTTP2MalformedReason) {
-        guard var stream = streams[streamID], !stream.refusalReported else { return }
+        guard let stream = streams[streamID], !stream.refusalReported else { return }
         stream.phase = .discarding
+        stream.builder = nil
         stream.refusalReported = true
-        streams[streamID] = stream
         _ = nghttp2_submit_rst_stream(
             session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.protocolError.rawValue)
         enqueue(.malformed(streamID: streamID, reason: reason))
@@ -159,7 +157,7 @@ extension HTTP2ServerSession {
 
     private func receivedInvalidFrame(_ frame: nghttp2_frame, libraryError: Int32) -> Int32 {
         let streamID = frame.hd.stream_id
-        guard var stream = streams[streamID], !stream.refusalReported else { return 0 }
+        guard let stream = streams[streamID], !stream.refusalReported else { return 0 }
         // libnghttp2 has answered RST_STREAM PROTOCOL_ERROR already for these two.
         let reason: HTTP2MalformedReason
         switch libraryError {
@@ -169,20 +167,18 @@ extension HTTP2ServerSession {
         }
         stream.phase = .discarding
         stream.refusalReported = true
-        streams[streamID] = stream
         enqueue(.malformed(streamID: streamID, reason: reason))
         return 0
     }
 
     private func receivedData(streamID: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-        guard var stream = streams[streamID], case .open = stream.phase, !stream.closed else {
+        guard let stream = streams[streamID], stream.phase == .open, !stream.closed else {
             // Refused or unknown: nobody reads these bytes, the windows reopen at once.
             _ = nghttp2_session_consume(session, streamID, bytes.count)
             return 0
         }
         stream.inbound.append(bytes)
         stream.unconsumed += bytes.count
-        streams[streamID] = stream
         enqueue(.data(streamID: streamID, count: bytes.count))
         return 0
     }
@@ -200,7 +196,7 @@ extension HTTP2ServerSession {
     }
 
     private func closedStream(_ streamID: Int32, code: HTTP2ErrorCode) -> Int32 {
-        guard var stream = streams[streamID], !stream.closed else { return 0 }
+        guard let stream = streams[streamID], !stream.closed else { return 0 }
         // Bytes the caller will not consume any more still count against the connection window.
         if stream.unconsumed > 0 {
             _ = nghttp2_session_consume_connection(session, stream.unconsumed)
@@ -217,7 +213,6 @@ extension HTTP2ServerSession {
         }
         stream.closed = true
         stream.outbound.removeAll()
-        streams[streamID] = stream
         enqueue(.closed(streamID: streamID, code: code))
         return 0
     }

@@ -48,11 +48,10 @@ extension HTTP2ServerSession {
     /// Appends response body bytes of `streamID` (copied); libnghttp2 takes them as the
     /// client's windows allow. Bytes for a stream that is closed are dropped.
     public func send(streamID: Int32, bytes: UnsafeRawBufferPointer) {
-        guard var stream = streams[streamID], !stream.closed, !stream.outboundEnded, !bytes.isEmpty else {
+        guard let stream = streams[streamID], !stream.closed, !stream.outboundEnded, !bytes.isEmpty else {
             return
         }
         stream.outbound.append(bytes)
-        streams[streamID] = stream
         resumeIfDeferred(streamID)
     }
 
@@ -124,7 +123,7 @@ extension HTTP2ServerSession {
     )
         -> ssize_t
     {
-        guard var stream = streams[streamID] else {
+        guard let stream = streams[streamID] else {
             return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         let copied = stream.outbound.pop(into: buffer)
@@ -132,10 +131,8 @@ extension HTTP2ServerSession {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
         } else if copied == 0 {
             stream.deferred = true
-            streams[streamID] = stream
             return ssize_t(NGHTTP2_ERR_DEFERRED.rawValue)
         }
-        streams[streamID] = stream
         return copied
     }
 

@@ -123,11 +123,10 @@ public final class HTTP2ServerSession {
     /// the caller has handed that many request body bytes on. Counts beyond what was
     /// received are a programming error; a stream already closed is ignored.
     public func consume(streamID: Int32, count: Int) {
-        guard count > 0, var stream = streams[streamID], !stream.closed else { return }
+        guard count > 0, let stream = streams[streamID], !stream.closed else { return }
         precondition(
             count <= stream.unconsumed, "consume(\(count)) beyond the \(stream.unconsumed) bytes received")
         stream.unconsumed -= count
-        streams[streamID] = stream
         // Only fails for stream 0 or a count of 0, excluded above.
         _ = nghttp2_session_consume(session, streamID, count)
     }

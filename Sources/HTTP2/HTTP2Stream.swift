@@ -1,18 +1,25 @@
 /// What an `HTTP2ServerSession` keeps for one client stream: the header block being
 /// collected, the request body not yet read by the caller, the response body not yet
 /// taken by libnghttp2.
-struct HTTP2Stream {
+///
+/// A class: the session mutates its buffers in place through the stream table (a struct
+/// copied out of the dictionary and written back would copy a buffer of up to a window on
+/// every DATA chunk).
+final class HTTP2Stream {
     /// Where the request stands.
     enum Phase {
-        /// Collecting the header block.
-        case head(HTTP2RequestHeadBuilder)
+        /// Collecting the header block (in `builder`).
+        case head
         /// A valid request: its DATA goes to `inbound`.
         case open
         /// Refused (malformed, too large): its DATA is consumed and dropped on arrival.
         case discarding
     }
 
-    var phase: Phase
+    var phase = Phase.head
+    /// The header block being collected; nil once it ended. Mutated in place (a copy out of
+    /// an enum payload would copy the fields collected so far for every new field).
+    var builder: HTTP2RequestHeadBuilder?
     /// Request body bytes the caller has not read (`readInbound`).
     var inbound = ByteQueue()
     /// Request body bytes received and not yet consumed: the stream window stays closed by
@@ -39,6 +46,6 @@ struct HTTP2Stream {
     var closed = false
 
     init(maxHeaderListSize: Int) {
-        phase = .head(HTTP2RequestHeadBuilder(maxListSize: maxHeaderListSize))
+        builder = HTTP2RequestHeadBuilder(maxListSize: maxHeaderListSize)
     }
 }
