@@ -7,10 +7,16 @@ extension HTTP2ServerSession {
     /// names lowercased (HPACK carries lowercase names). With `hasBody`, DATA follows from
     /// the bytes given to `send` until `endStream`; without, the HEADERS end the stream.
     ///
-    /// The caller leaves out connection-specific fields (RFC 9113 §8.2.2). Throws when
-    /// libnghttp2 refuses (the stream is gone or already answered).
+    /// The caller leaves out connection-specific fields (RFC 9113 §8.2.2). A stream that is
+    /// closed already (its `.closed` queued or taken) is not answered; a second final
+    /// answer throws NGHTTP2_ERR_INVALID_STATE (not fatal; libnghttp2 would send it).
     public func respond(streamID: Int32, status: Int, fields: HeaderFields, hasBody: Bool) throws(HTTP2Error)
     {
+        guard let stream = streams[streamID], !stream.closed else { return }
+        guard !stream.responded else {
+            throw HTTP2Error(
+                code: Int32(NGHTTP2_ERR_INVALID_STATE.rawValue), operation: "respond (answered already)")
+        }
         let result = withFieldList(status: status, fields: fields) { list in
             guard hasBody else {
                 return nghttp2_submit_response(session, streamID, list.baseAddress, list.count, nil)
@@ -29,14 +35,15 @@ extension HTTP2ServerSession {
             return nghttp2_submit_response(session, streamID, list.baseAddress, list.count, &provider)
         }
         try Self.check(result, "nghttp2_submit_response")
-        streams[streamID]?.responded = true
+        stream.responded = true
     }
 
     /// Submits a non-final (1xx) response head, e.g. 100 for a request that sent
-    /// `expect: 100-continue`.
+    /// `expect: 100-continue`. A stream that is closed already is not answered.
     public func informational(streamID: Int32, status: Int = 100, fields: HeaderFields = HeaderFields())
         throws(HTTP2Error)
     {
+        guard streams[streamID]?.closed == false else { return }
         precondition((100..<200).contains(status), "informational status \(status)")
         let result = withFieldList(status: status, fields: fields) { list in
             nghttp2_submit_headers(
@@ -46,7 +53,8 @@ extension HTTP2ServerSession {
     }
 
     /// Appends response body bytes of `streamID` (copied); libnghttp2 takes them as the
-    /// client's windows allow. Bytes for a stream that is closed are dropped.
+    /// client's windows allow (`outboundCount` is what waits). Bytes sent before `respond`
+    /// wait for it; bytes for a stream that is closed, or after `endStream`, are dropped.
     public func send(streamID: Int32, bytes: UnsafeRawBufferPointer) {
         guard let stream = streams[streamID], !stream.closed, !stream.outboundEnded, !bytes.isEmpty else {
             return

@@ -97,6 +97,31 @@ import Testing
         #expect(firstRuns.count > 100)
     }
 
+    @Test func aStreamTheClientResetIsNotAnsweredAndASecondAnswerThrows() throws {
+        let link = try ServerLink()
+        let gone = link.client.request(method: "POST", body: [], endBody: false)
+        let live = link.client.request(method: "POST", body: [], endBody: false)
+        try link.pump()
+        link.client.reset(gone, code: HTTP2ErrorCode.cancel.rawValue)
+        try link.pump()
+        #expect(
+            link.events.suffix(2) == [
+                .reset(streamID: gone, code: .cancel), .closed(streamID: gone, code: .cancel),
+            ])
+        try link.server.respond(streamID: gone, status: 200, fields: HeaderFields(), hasBody: true)
+        Array("x".utf8).withUnsafeBytes { link.server.send(streamID: gone, bytes: $0) }
+        #expect(link.server.outboundCount(streamID: gone) == 0)
+        #expect(try output(link.server).isEmpty)
+        try link.server.respond(streamID: live, status: 200, fields: HeaderFields(), hasBody: true)
+        let error = try #require(throws: HTTP2Error.self) {
+            try link.server.respond(streamID: live, status: 500, fields: HeaderFields(), hasBody: false)
+        }
+        #expect(!error.isFatal)
+        try link.pump()
+        #expect(link.client.responses[live]?.status == 200)
+        #expect(link.client.responses[gone]?.status == nil)
+    }
+
     @Test func aResponseBodyDefersWhenEmptyAndResumesOnSend() throws {
         let link = try ServerLink()
         let streamID = link.client.request()
