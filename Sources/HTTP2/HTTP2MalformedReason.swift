@@ -25,6 +25,9 @@ public enum HTTP2MalformedReason: String, Equatable, Sendable {
     case missingPseudoHeader = "missing pseudo-header"
     /// A `:path` that is neither origin-form nor `*` for OPTIONS.
     case invalidPath = "invalid :path"
+    /// A `host` field naming another authority than `:authority`, or two `host` fields
+    /// (RFC 9113 §8.3.1: a routing confusion a proxy must not forward).
+    case hostDiffersFromAuthority = "host differs from :authority"
     /// CONNECT: FormGate proxies uploads, not tunnels.
     case connectMethod = "CONNECT refused"
     /// libnghttp2 refused a field of the header block (its own RFC 9113 checks).

@@ -3,7 +3,8 @@ internal import HTTPCore
 /// Collects one request header block, field by field as HPACK decodes it, and checks it
 /// against RFC 9113 §8.2 and §8.3.1: lowercase names, no connection-specific fields, `te`
 /// only `trailers`, exactly one `:method`, `:scheme` and `:path` (`:authority` optional)
-/// before every regular field, no other pseudo-header, and no CONNECT.
+/// before every regular field, no other pseudo-header, no `host` that differs from
+/// `:authority`, and no CONNECT.
 ///
 /// libnghttp2 applies most of these rules itself before a field reaches the builder; the
 /// builder is the second line and the one that refuses CONNECT. The header list size is
@@ -64,6 +65,12 @@ struct HTTP2RequestHeadBuilder {
         guard path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else {
             return .malformed(.invalidPath)
         }
+        if fields.count(of: "host") > 1 { return .malformed(.hostDiffersFromAuthority) }
+        if let authority, let host = fields.first("host"),
+            !host.elementsEqual(authority.utf8, by: { Self.lowercased($0) == Self.lowercased($1) })
+        {
+            return .malformed(.hostDiffersFromAuthority)
+        }
         return .head(
             HTTP2RequestHead(method: method, scheme: scheme, authority: authority, path: path, fields: fields)
         )
@@ -114,6 +121,10 @@ struct HTTP2RequestHeadBuilder {
             if !isTooLarge { fields.append(name: name, value: value) }
             return nil
         }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     private static func set(_ slot: inout String?, _ value: String) -> HTTP2MalformedReason? {

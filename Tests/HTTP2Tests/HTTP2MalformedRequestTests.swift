@@ -32,6 +32,8 @@ import Testing
         Case(name: "response pseudo", fields: [(":status", "200")] + valid, reason: .invalidField),
         Case(name: "space in name", fields: valid + [("x foo", "bar")], reason: .invalidName),
         Case(
+            name: "host differs", fields: valid + [("host", "other.test")], reason: .hostDiffersFromAuthority),
+        Case(
             name: "CONNECT", fields: [(":method", "CONNECT"), (":authority", "example.test:443")],
             reason: .connectMethod),
     ]

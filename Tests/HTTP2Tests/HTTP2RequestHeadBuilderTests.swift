@@ -114,6 +114,22 @@ import Testing
         #expect(Self.build(Self.valid + [field], maxListSize: withField - 1) == .tooLarge)
     }
 
+    @Test func aHostMustNameTheAuthority() {
+        guard case .head(let head) = Self.build(Self.valid + [("host", "EXAMPLE.test")]) else {
+            Issue.record("a host equal to :authority but for case was refused")
+            return
+        }
+        #expect(head.fields.first("host") == Array("EXAMPLE.test".utf8))
+        #expect(Self.build(Self.valid + [("host", "other.test")]) == .malformed(.hostDiffersFromAuthority))
+        let twice = Self.valid + [("host", "example.test"), ("host", "example.test")]
+        #expect(Self.build(twice) == .malformed(.hostDiffersFromAuthority))
+        let withoutAuthority = Self.valid.filter { $0.0 != ":authority" } + [("host", "other.test")]
+        guard case .head = Self.build(withoutAuthority) else {
+            Issue.record("host without :authority was refused")
+            return
+        }
+    }
+
     @Test func theFirstBrokenRuleWins() {
         let outcome = Self.build(Self.valid + [("te", "gzip"), ("X-Up", "1")])
         #expect(outcome == .malformed(.teNotTrailers))
