@@ -26,6 +26,19 @@ import Testing
         #expect(!link.server.wantsWrite)
     }
 
+    /// With the defaults FormGate's budget (200) runs out before libnghttp2's bucket (1000).
+    @Test func withTheDefaultsTheResetBudgetAnswersEnhanceYourCalm() throws {
+        let link = try RawLink()
+        for index in 0..<300 {
+            let stream = Int32(1 + 2 * index)
+            link.writer.headers(stream: stream, FrameWriter.request())
+            link.writer.rstStream(stream: stream, code: HTTP2ErrorCode.cancel.rawValue)
+        }
+        try link.send()
+        #expect(Self.goaways(link) == [HTTP2ErrorCode.enhanceYourCalm.rawValue])
+        #expect(link.frames(ofType: Frame.goaway).first?.lastStreamID == 401)
+    }
+
     @Test func answeredStreamsEarnTheBudgetBack() throws {
         var settings = HTTP2Settings()
         settings.unansweredResetBudget = 10

@@ -41,6 +41,21 @@ import Testing
         #expect(link.events.contains(.endStream(streamID: streamID)))
     }
 
+    /// Many stalled streams together hold at most the connection window.
+    @Test func theConnectionWindowBoundsAllStreamsTogether() throws {
+        var settings = HTTP2Settings()
+        settings.initialStreamWindow = 65_535
+        settings.connectionWindow = 1 << 20
+        let link = try ServerLink(settings: settings)
+        let streams = (0..<32).map { index in
+            link.client.request(method: "POST", body: HTTP2ServerSessionTests.pattern(100_000, seed: index))
+        }
+        try link.pump()
+        let held = streams.map { link.server.inboundCount(streamID: $0) }
+        #expect(held.reduce(0, +) == 1 << 20)
+        #expect(held.allSatisfy { $0 <= 65_535 })
+    }
+
     @Test func aStalledStreamDoesNotStallTheOthers() throws {
         var settings = HTTP2Settings()
         settings.initialStreamWindow = 65_535
