@@ -31,6 +31,7 @@ import Testing
         Case(name: "unknown pseudo", fields: valid + [(":foo", "bar")], reason: .invalidField),
         Case(name: "response pseudo", fields: [(":status", "200")] + valid, reason: .invalidField),
         Case(name: "space in name", fields: valid + [("x foo", "bar")], reason: .invalidName),
+        Case(name: "value with a leading space", fields: valid + [("x-a", " padded")], reason: .invalidValue),
         Case(
             name: "host differs", fields: valid + [("host", "other.test")], reason: .hostDiffersFromAuthority),
         Case(
