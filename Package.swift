@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MultipartEncoding", targets: ["MultipartEncoding"]),
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "ClientAuth", targets: ["ClientAuth"]),
+        .library(name: "HTTP2", targets: ["HTTP2"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),
@@ -29,9 +30,12 @@ let package = Package(
         .systemLibrary(name: "CMagic", providers: [.apt(["libmagic-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(
+            name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .target(name: "MultipartParsing", dependencies: ["HTTPCore", "CByteSearch"], swiftSettings: strict),
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(name: "HTTP2", dependencies: ["HTTPCore", "CNghttp2"], swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
@@ -104,6 +108,9 @@ let package = Package(
             name: "ProxyTests", dependencies: ["Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore"],
             exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
+        .testTarget(
+            name: "HTTP2Tests", dependencies: ["HTTP2", "HTTPCore", "CNghttp2"], exclude: ["Resources"],
+            swiftSettings: strict),
         .testTarget(
             name: "MultipartParsingTests",
             dependencies: ["HTTPCore", "MultipartParsing", "MultipartEncoding"],

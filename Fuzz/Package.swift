@@ -26,6 +26,12 @@ let package = Package(
         .executableTarget(
             name: "FuzzChunked", dependencies: [.product(name: "HTTP1", package: "FormGate")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzH2",
+            dependencies: [
+                .product(name: "HTTP2", package: "FormGate"), .product(name: "HTTPCore", package: "FormGate"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]
 )

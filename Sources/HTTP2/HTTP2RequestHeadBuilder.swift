@@ -1,0 +1,135 @@
+internal import HTTPCore
+
+/// Collects one request header block, field by field as HPACK decodes it, and checks it
+/// against RFC 9113 §8.2 and §8.3.1: lowercase names, no connection-specific fields, `te`
+/// only `trailers`, exactly one `:method`, `:scheme` and `:path` (`:authority` optional)
+/// before every regular field, no other pseudo-header, no `host` that differs from
+/// `:authority`, and no CONNECT.
+///
+/// libnghttp2 applies most of these rules itself before a field reaches the builder; the
+/// builder is the second line and the one that refuses CONNECT. The header list size is
+/// counted as §6.5.2 defines it (name + value + 32 per field); past `maxListSize` the
+/// fields are dropped (memory stays bounded) and `finish()` says `.tooLarge`.
+struct HTTP2RequestHeadBuilder {
+    /// How a header block ended.
+    enum Outcome: Equatable {
+        /// A valid request.
+        case head(HTTP2RequestHead)
+        /// A malformed request (answer RST_STREAM PROTOCOL_ERROR).
+        case malformed(HTTP2MalformedReason)
+        /// Over the size limit (answer 431).
+        case tooLarge
+    }
+
+    private let maxListSize: Int
+    private var listSize = 0
+    private var method: String?
+    private var scheme: String?
+    private var authority: String?
+    private var path: String?
+    private var fields = HeaderFields()
+    private var sawRegularField = false
+    /// The first rule broken; later fields are ignored.
+    private(set) var failure: HTTP2MalformedReason?
+
+    /// Creates a builder for a list of at most `maxListSize` bytes (§6.5.2 measure).
+    init(maxListSize: Int) {
+        self.maxListSize = maxListSize
+    }
+
+    /// Whether the list went past the size limit.
+    var isTooLarge: Bool { listSize > maxListSize }
+
+    /// Takes the next field; returns the rule it breaks, if any (the builder then ignores
+    /// the rest of the block).
+    @discardableResult
+    mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> HTTP2MalformedReason?
+    {
+        guard failure == nil else { return failure }
+        listSize += name.count + value.count + 32
+        if let reason = Self.check(name: name, value: value) ?? classify(name: name, value: value) {
+            failure = reason
+            return reason
+        }
+        return nil
+    }
+
+    /// The verdict once END_HEADERS was received.
+    func finish() -> Outcome {
+        if let failure { return .malformed(failure) }
+        if isTooLarge { return .tooLarge }
+        guard let method, let scheme, let path, !method.isEmpty, !scheme.isEmpty, !path.isEmpty else {
+            return .malformed(method == "CONNECT" ? .connectMethod : .missingPseudoHeader)
+        }
+        if method == "CONNECT" { return .malformed(.connectMethod) }
+        guard path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else {
+            return .malformed(.invalidPath)
+        }
+        if fields.count(of: "host") > 1 { return .malformed(.hostDiffersFromAuthority) }
+        if let authority, let host = fields.first("host"),
+            !host.elementsEqual(authority.utf8, by: { Self.lowercased($0) == Self.lowercased($1) })
+        {
+            return .malformed(.hostDiffersFromAuthority)
+        }
+        return .head(
+            HTTP2RequestHead(method: method, scheme: scheme, authority: authority, path: path, fields: fields)
+        )
+    }
+
+    /// The byte-level rules: a token name without uppercase, a value without NUL, CR, LF
+    /// or surrounding whitespace.
+    private static func check(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+        -> HTTP2MalformedReason?
+    {
+        let body = name.first == UInt8(ascii: ":") ? UnsafeRawBufferPointer(rebasing: name.dropFirst()) : name
+        guard !body.isEmpty else { return .invalidName }
+        for byte in body {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { return .uppercaseName }
+            if !ByteClass.isTokenChar(byte) { return .invalidName }
+        }
+        if let first = value.first, let last = value.last {
+            if first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 { return .invalidValue }
+        }
+        if value.contains(where: { $0 == 0 || $0 == 0x0a || $0 == 0x0d }) { return .invalidValue }
+        return nil
+    }
+
+    /// The field's place in the block: a pseudo-header or a regular field.
+    private mutating func classify(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+        -> HTTP2MalformedReason?
+    {
+        let nameString = String(decoding: name, as: UTF8.self)
+        if name.first == UInt8(ascii: ":") {
+            if sawRegularField { return .pseudoHeaderAfterField }
+            let text = String(decoding: value, as: UTF8.self)
+            switch nameString {
+            case ":method": return Self.set(&method, text)
+            case ":scheme": return Self.set(&scheme, text)
+            case ":path": return Self.set(&path, text)
+            case ":authority": return Self.set(&authority, text)
+            case ":status": return .responsePseudoHeader
+            default: return .unknownPseudoHeader
+            }
+        }
+        sawRegularField = true
+        switch nameString {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+            return .connectionSpecificField
+        case "te" where !value.elementsEqual("trailers".utf8):
+            return .teNotTrailers
+        default:
+            if !isTooLarge { fields.append(name: name, value: value) }
+            return nil
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    private static func set(_ slot: inout String?, _ value: String) -> HTTP2MalformedReason? {
+        guard slot == nil else { return .duplicatePseudoHeader }
+        slot = value
+        return nil
+    }
+}

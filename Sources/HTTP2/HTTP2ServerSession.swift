@@ -1,0 +1,167 @@
+internal import CNghttp2
+public import HTTPCore
+
+/// The server side of one HTTP/2 connection over libnghttp2, driven by bytes: the caller
+/// feeds what it read (`receive`), takes the events (`nextEvent`), answers (`respond`,
+/// `send`, `endStream`) and writes what the session produced (`writeOutput`).
+///
+/// One per connection, used on one thread (the connection's loop); no call blocks. The
+/// session does the protocol: HPACK, SETTINGS, PING, flow control, stream states and the
+/// abuse limits of `HTTP2Settings`. Requests are validated (RFC 9113 §8.2, §8.3.1) and a
+/// malformed one is answered RST_STREAM PROTOCOL_ERROR by the session itself. Trailers of a
+/// request are accepted and ignored (only their END_STREAM counts).
+///
+/// Flow control is backpressure: a stream's window reopens only as the caller calls
+/// `consume(streamID:count:)` for bytes it handed on, so the body bytes a stream holds are
+/// at most `HTTP2Settings.initialStreamWindow`.
+public final class HTTP2ServerSession {
+    /// The limits this session enforces.
+    public let settings: HTTP2Settings
+    // The nghttp2_session; its user data is this object, unretained: the session is freed
+    // in deinit, and callbacks run only inside calls made on this object.
+    // swift-format-ignore: NeverUseImplicitlyUnwrappedOptionals
+    var session: OpaquePointer!
+    var streams: [Int32: HTTP2Stream] = [:]
+    private var events: [HTTP2Event] = []
+    private var eventHead = 0
+    /// What is left of `settings.unansweredResetBudget`.
+    var resetBudget: Int
+    /// The graceful shutdown: the notice was sent and a PING waits for its ACK.
+    var awaitingShutdownPing = false
+
+    /// Creates a session and queues the server's SETTINGS and the connection WINDOW_UPDATE
+    /// (written by the first `writeOutput`). Throws when libnghttp2 cannot allocate.
+    public init(settings: HTTP2Settings = HTTP2Settings()) throws(HTTP2Error) {
+        self.settings = settings
+        resetBudget = settings.unansweredResetBudget
+        var option: OpaquePointer?
+        try Self.check(nghttp2_option_new(&option), "nghttp2_option_new")
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        nghttp2_option_set_max_settings(option, settings.maxSettingsEntries)
+        nghttp2_option_set_max_outbound_ack(option, settings.maxOutboundAcks)
+        nghttp2_option_set_stream_reset_rate_limit(option, settings.resetBurst, settings.resetRate)
+        let callbacks = try Self.makeCallbacks()
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try Self.check(
+            nghttp2_session_server_new2(&session, callbacks, me, option), "nghttp2_session_server_new2")
+        try submitSettings()
+    }
+
+    deinit {
+        nghttp2_session_del(session)
+    }
+
+    /// Feeds bytes read from the connection (the client preface first). Events are queued.
+    ///
+    /// Throws a fatal `HTTP2Error` when the connection cannot go on (no preface, a
+    /// CONTINUATION flood, a peer that does not read its ACKs): the caller closes it.
+    /// Protocol errors that libnghttp2 answers with GOAWAY do not throw: they queue
+    /// `.terminating` when the GOAWAY is written.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2Error) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let used = nghttp2_session_mem_recv(session, base, bytes.count)
+        if used < 0 { throw HTTP2Error(code: Int32(used), operation: "nghttp2_session_mem_recv") }
+    }
+
+    /// Writes every frame the session has ready into `sink` (response DATA as far as the
+    /// peer's windows and the outbound queues allow); returns the byte count.
+    @discardableResult
+    public func writeOutput(into sink: inout some ByteSink) throws(HTTP2Error) -> Int {
+        var total = 0
+        while true {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 { throw HTTP2Error(code: Int32(count), operation: "nghttp2_session_mem_send") }
+            guard count > 0, let chunk else { return total }
+            sink.write(UnsafeRawBufferPointer(start: chunk, count: count))
+            total += count
+        }
+    }
+
+    /// Whether the session still reads (false once GOAWAY ended it and no stream is left).
+    public var wantsRead: Bool { nghttp2_session_want_read(session) != 0 }
+
+    /// Whether the session has frames to write (or will, once a deferred body resumes).
+    public var wantsWrite: Bool { nghttp2_session_want_write(session) != 0 }
+
+    /// The next event, or nil when none is queued. Taking `.closed` drops that stream.
+    public func nextEvent() -> HTTP2Event? {
+        guard eventHead < events.count else { return nil }
+        let event = events[eventHead]
+        eventHead += 1
+        if eventHead == events.count {
+            events.removeAll(keepingCapacity: events.capacity <= 256)
+            eventHead = 0
+        }
+        if case .closed(let streamID, _) = event { streams[streamID] = nil }
+        return event
+    }
+
+    /// The highest stream id the session has processed (for logs and GOAWAY).
+    public var lastProcessedStreamID: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
+
+    /// Streams the session keeps a record for (open ones, and closed ones whose `.closed`
+    /// the caller has not taken yet).
+    public var streamRecordCount: Int { streams.count }
+
+    /// The request body bytes of `streamID` not yet read by `readInbound`.
+    public func inboundCount(streamID: Int32) -> Int {
+        streams[streamID]?.inbound.count ?? 0
+    }
+
+    /// Moves up to `maxCount` request body bytes of `streamID` into `sink`; returns how
+    /// many. The window stays closed for them until `consume`.
+    @discardableResult
+    public func readInbound(streamID: Int32, into sink: inout some ByteSink, maxCount: Int = .max) -> Int {
+        streams[streamID]?.inbound.pop(into: &sink, maxCount: maxCount) ?? 0
+    }
+
+    /// Tells the client it may send `count` more bytes on `streamID` (and the connection):
+    /// the caller has handed that many request body bytes on. Counts beyond what was
+    /// received are a programming error; a stream already closed is ignored.
+    public func consume(streamID: Int32, count: Int) {
+        guard count > 0, let stream = streams[streamID], !stream.closed else { return }
+        precondition(
+            count <= stream.unconsumed, "consume(\(count)) beyond the \(stream.unconsumed) bytes received")
+        stream.unconsumed -= count
+        // Only fails for stream 0 or a count of 0, excluded above.
+        _ = nghttp2_session_consume(session, streamID, count)
+    }
+
+    func enqueue(_ event: HTTP2Event) {
+        if case .data(let streamID, let count) = event, eventHead < events.count,
+            case .data(streamID, let previous) = events[events.count - 1]
+        {
+            events[events.count - 1] = .data(streamID: streamID, count: previous + count)
+            return
+        }
+        events.append(event)
+    }
+
+    private func submitSettings() throws(HTTP2Error) {
+        var entries = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: UInt32(settings.initialStreamWindow)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: settings.maxHeaderListSize),
+        ]
+        let submitted = nghttp2_submit_settings(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+        try Self.check(submitted, "nghttp2_submit_settings")
+        let window = nghttp2_session_set_local_window_size(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, settings.connectionWindow)
+        try Self.check(window, "nghttp2_session_set_local_window_size")
+    }
+
+    static func check(_ result: Int32, _ operation: String) throws(HTTP2Error) {
+        if result < 0 { throw HTTP2Error(code: result, operation: operation) }
+    }
+}
