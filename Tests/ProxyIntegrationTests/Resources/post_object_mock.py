@@ -10,8 +10,9 @@ from here:
 - `ObjectStore`, the stored objects by key in one temporary directory, and a record of every POST;
 - `PostObjectHandler`, the HTTP/1.1 side: answers, XML documents, a body's reader (411 without a
   Content-Length), an object streamed back, the listing of a bucket;
-- the OSS and COS common ground: the file last and alone, their policy document, its time format,
-  its conditions, the security token;
+- the OSS and COS common ground: `SingleFilePostHandler` (POST on any path, the success answers,
+  GET / and GET /KEY), the file last and alone, the policy document, its time format, its
+  conditions, the security token;
 - `command_line` and `serve`: the common flags, and the server on a free loopback port that prints
   `listening on 127.0.0.1:PORT` on stderr and removes its directory on SIGTERM.
 
@@ -285,8 +286,8 @@ def xml_document(root, children, one_line=False):
 
 
 class PostObjectHandler(http.server.BaseHTTPRequestHandler):
-    """The HTTP/1.1 side of a mock. A mock's subclass sets `options` (its command line) and
-    `store` (an `ObjectStore`), writes `error_document` and its do_POST and do_GET."""
+    """The HTTP/1.1 side of a mock: `serve` sets `options` (the command line) and `store` (an
+    `ObjectStore`); a mock's subclass writes `error_document` and its do_POST and do_GET."""
 
     protocol_version = "HTTP/1.1"
     options = None
@@ -551,9 +552,10 @@ def command_line(description, region_help, token, access_key_help=None, bucket_h
 
 def serve(handler, options, store_prefix):
     """Serves `handler` with `options` and a new `ObjectStore` (its directory named after
-    `store_prefix`) on 127.0.0.1 on a free port, concurrently, until SIGTERM, and prints `listening on 127.0.0.1:PORT` on stderr. SIGTERM ends the server
-    with the store's directory removed; a test runner's child may inherit SIGTERM blocked,
-    which would leave only SIGKILL (and the directory behind), so it is unblocked."""
+    `store_prefix`) on 127.0.0.1 on a free port, concurrently, until SIGTERM, and prints
+    `listening on 127.0.0.1:PORT` on stderr. SIGTERM ends the server with the store's directory
+    removed; a test runner's child may inherit SIGTERM blocked, which would leave only SIGKILL
+    (and the directory behind), so it is unblocked."""
     handler.options, handler.store = options, ObjectStore(store_prefix)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
