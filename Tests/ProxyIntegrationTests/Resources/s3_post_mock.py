@@ -35,178 +35,21 @@ code, and the stored key.
 Usage: s3_post_mock.py --access-key AK --secret-key SK --region R --bucket B [--clock-offset S]
                       [--session-token T]
 Listens on 127.0.0.1 on a free port and prints `listening on 127.0.0.1:PORT` on stderr. POST /B
-(path style) and POST / (the bucket is the only bucket) upload."""
-import argparse
+(path style) and POST / (the bucket is the only bucket) upload. The HTTP side, the form reader
+and the object store are post_object_mock.py's, shared with the OSS and COS mocks."""
 import base64
 import binascii
 import datetime
-import email.message
 import hashlib
 import hmac
-import http.server
 import json
-import os
-import shutil
-import signal
-import sys
-import tempfile
-import threading
-import time
 import urllib.parse
-from xml.sax.saxutils import escape
 
-CHUNK = 1 << 20
-MAX_PART_HEAD = 8192
+from post_object_mock import (PostObjectHandler, Refusal, command_line, element, multipart_boundary,
+                              now, serve, xml_document)
+
 # S3 refuses a form whose fields before the file exceed 20 KB (MaxPostPreDataLengthExceeded).
 MAX_PRE_DATA = 20 * 1024
-
-
-class Refusal(Exception):
-    """An S3 error answer: HTTP status, S3 error code, message."""
-
-    def __init__(self, status, code, message):
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-class Upload:
-    """One parsed form: fields before the file, the file (spooled), names of parts after it."""
-
-    def __init__(self):
-        self.fields = []
-        self.file = None
-        self.after_file = []
-
-
-class BodyReader:
-    """At most `length` bytes of a request body, in chunks."""
-
-    def __init__(self, stream, length):
-        self.stream, self.left = stream, length
-
-    def read(self):
-        if self.left <= 0:
-            return b""
-        chunk = self.stream.read(min(CHUNK, self.left))
-        if not chunk:
-            raise Refusal(400, "IncompleteBody", "The body ended before its Content-Length.")
-        self.left -= len(chunk)
-        return chunk
-
-    def drain(self):
-        while self.read():
-            pass
-
-
-def malformed(detail):
-    return Refusal(400, "MalformedPOSTRequest",
-                   "The body of your POST request is not well-formed multipart/form-data: " + detail)
-
-
-def parse_form(reader, boundary, spool_dir):
-    """Streams a multipart body: fields kept (20 KB at most before the file), the file part
-    written to a temporary file with its size and sha256, parts after it named."""
-    delimiter = b"\r\n--" + boundary
-    buffer = bytearray(b"\r\n")
-
-    def fill():
-        chunk = reader.read()
-        if not chunk:
-            raise malformed("no closing delimiter")
-        buffer.extend(chunk)
-
-    def take_until(marker, sink):
-        """Moves bytes before `marker` into `sink` (a callable), drops the marker."""
-        while True:
-            index = buffer.find(marker)
-            if index >= 0:
-                sink(bytes(buffer[:index]))
-                del buffer[:index + len(marker)]
-                return
-            keep = len(marker) - 1
-            if len(buffer) > keep:
-                sink(bytes(buffer[:len(buffer) - keep]))
-                del buffer[:len(buffer) - keep]
-            fill()
-
-    upload = Upload()
-    take_until(delimiter, lambda data: None)
-    pre_data = [0]
-
-    def count_pre_data(amount):
-        pre_data[0] += amount
-        if pre_data[0] > MAX_PRE_DATA:
-            raise Refusal(400, "MaxPostPreDataLengthExceeded",
-                          "Your POST request fields preceding the upload file were too large.")
-
-    while True:
-        while len(buffer) < 2:
-            fill()
-        if buffer[:2] == b"--":
-            reader.drain()
-            return upload
-        while buffer[:1] in (b" ", b"\t"):
-            del buffer[:1]
-            while len(buffer) < 2:
-                fill()
-        if buffer[:2] != b"\r\n":
-            raise malformed("no line break after a delimiter")
-        del buffer[:2]
-        head = bytearray()
-
-        def add_head(data):
-            head.extend(data)
-            if len(head) > MAX_PART_HEAD:
-                raise malformed("a part head over 8 KiB")
-
-        take_until(b"\r\n\r\n", add_head)
-        message = email.message.Message()
-        try:
-            head_text = head.decode("utf-8")
-        except UnicodeDecodeError:
-            head_text = head.decode("latin-1")
-        for line in head_text.split("\r\n"):
-            name, colon, value = line.partition(":")
-            if not colon:
-                raise malformed("a part header without ':'")
-            message[name.strip()] = value.strip()
-        if message.get("Content-Disposition") is None:
-            raise malformed("a part without Content-Disposition")
-        name = message.get_param("name", header="content-disposition")
-        filename = message.get_param("filename", header="content-disposition")
-        if name is None:
-            raise malformed("a part without a name")
-        if upload.file is not None:
-            upload.after_file.append(name)
-            take_until(delimiter, lambda data: None)
-        elif name.lower() == "file":
-            spool = tempfile.NamedTemporaryFile(dir=spool_dir, delete=False)
-            sha256, md5, size = hashlib.sha256(), hashlib.md5(), [0]
-
-            def write(data):
-                spool.write(data)
-                sha256.update(data)
-                md5.update(data)
-                size[0] += len(data)
-
-            with spool:
-                take_until(delimiter, write)
-            upload.file = {"name": name, "filename": filename, "content_type": message.get("Content-Type"),
-                           "size": size[0], "sha256": sha256.hexdigest(), "md5": md5.hexdigest(),
-                           "path": spool.name}
-        else:
-            value = bytearray()
-            count_pre_data(len(head))
-
-            def keep(data):
-                value.extend(data)
-                count_pre_data(len(data))
-
-            take_until(delimiter, keep)
-            try:
-                upload.fields.append((name, value.decode("utf-8")))
-            except UnicodeDecodeError:
-                raise malformed(f"field {name} is not UTF-8") from None
 
 
 def signing_key(secret, date, region):
@@ -238,7 +81,7 @@ class Verifier:
             raise Refusal(400, "InvalidArgument", "POST requires exactly one file upload per request.")
         if upload.after_file:
             raise Refusal(400, "InvalidArgument",
-                          f"Field {upload.after_file[0]} follows the file (S3 ignores fields after the file).")
+                          f"Field {upload.after_file[0][0]} follows the file (S3 ignores fields after the file).")
         fields = {}
         for name, value in upload.fields:
             if name.lower() in fields:
@@ -260,12 +103,11 @@ class Verifier:
             raise Refusal(403, "SignatureDoesNotMatch",
                           "The request signature we calculated does not match the signature you provided.")
         policy = self.decode_policy(policy_text)
-        now = time.time() + self.options.clock_offset
-        if parse_expiration(policy.get("expiration")) <= now:
+        if parse_expiration(policy.get("expiration")) <= now(self.options):
             raise Refusal(403, "AccessDenied", "Invalid according to Policy: Policy expired.")
         covered = {"file", "policy", "x-amz-signature"}
         for condition in policy["conditions"]:
-            covered.add(self.check_condition(condition, fields, upload.file["size"]))
+            covered.add(self.check_condition(condition, fields, upload.file.size))
         extra = [name for name, _ in upload.fields
                  if name.lower() not in covered and not name.lower().startswith("x-ignore-")]
         if extra:
@@ -349,45 +191,12 @@ class Verifier:
         return name
 
 
-class Store:
-    """Objects on disk by key, with their Content-Type; every POST's record."""
+class Handler(PostObjectHandler):
+    length_on_204 = True
 
-    def __init__(self):
-        self.directory = tempfile.mkdtemp(prefix="s3-post-mock-")
-        self.objects = {}
-        self.posts = []
-        self.lock = threading.Lock()
-
-    def put(self, key, spooled, content_type):
-        path = os.path.join(self.directory, hashlib.sha256(key.encode()).hexdigest())
-        os.replace(spooled, path)
-        with self.lock:
-            self.objects[key] = (path, content_type)
-
-    def record(self, entry):
-        with self.lock:
-            self.posts.append(entry)
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def answer(self, status, body=b"", content_type="application/xml", headers=()):
-        self.send_response(status)
-        if body or status not in (204, 304):
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers:
-            self.send_header(name, value)
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def refuse(self, refusal):
-        xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{refusal.code}</Code>'
-               f"<Message>{escape(refusal.message)}</Message><RequestId>mock</RequestId></Error>")
-        self.answer(refusal.status, xml.encode())
+    def error_document(self, refusal):
+        return xml_document("Error", [element("Code", refusal.code), element("Message", refusal.message),
+                                      element("RequestId", "mock")], one_line=True)
 
     def bucket_path(self):
         """The object key part of a path-style URL, or None when it names another bucket."""
@@ -395,7 +204,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/":
             return ""
         bucket, _, key = path[1:].partition("/")
-        return key if bucket == OPTIONS.bucket else None
+        return key if bucket == self.options.bucket else None
 
     def do_POST(self):
         record = {"path": self.path, "fields": [], "file": None, "after_file": [], "key": None,
@@ -405,103 +214,58 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except Refusal as refusal:
             record["status"], record["code"] = refusal.status, refusal.code
             self.refuse(refusal)
-        STORE.record(record)
+        self.store.record(record)
 
     def post(self, record):
-        if record["chunked"] or self.headers.get("Content-Length") is None:
-            self.close_connection = True
-            raise Refusal(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
-        try:
-            length = int(self.headers["Content-Length"])
-        except ValueError:
-            self.close_connection = True
-            raise Refusal(400, "InvalidArgument", "Content-Length is not a number.") from None
-        reader = BodyReader(self.rfile, length)
+        reader = self.body_reader(discard_chunked=False)
         if self.bucket_path() != "":
             reader.drain()
             raise Refusal(404, "NoSuchBucket", "The specified bucket does not exist")
-        kind = email.message.Message()
-        kind["Content-Type"] = self.headers.get("Content-Type", "")
-        boundary = kind.get_param("boundary")
-        if kind.get_content_type() != "multipart/form-data" or not boundary:
+        boundary = multipart_boundary(self.headers.get("Content-Type"))
+        if boundary is None:
             reader.drain()
             raise Refusal(412, "PreconditionFailed",
                           "Bucket POST must be of the enclosure-type multipart/form-data")
         upload = None
         try:
-            try:
-                upload = parse_form(reader, boundary.encode("latin-1"), STORE.directory)
-            except Refusal:
-                self.close_connection = True
-                raise
+            upload = self.receive_form(reader, boundary, lambda name, _: name.lower() == "file", MAX_PRE_DATA)
             record["fields"] = [[name, value] for name, value in upload.fields]
-            record["after_file"] = upload.after_file
+            record["after_file"] = [name for name, _ in upload.after_file]
             if upload.file:
-                record["file"] = {name: upload.file[name] for name in ("filename", "content_type", "size", "sha256")}
-            fields = Verifier(OPTIONS).verify(upload)
-            key = fields["key"].replace("${filename}", upload.file["filename"] or "")
-            content_type = fields.get("content-type") or upload.file["content_type"] or "binary/octet-stream"
-            STORE.put(key, upload.file["path"], content_type)
+                record["file"] = {name: getattr(upload.file, name)
+                                  for name in ("filename", "content_type", "size", "sha256")}
+            fields = Verifier(self.options).verify(upload)
+            key = fields["key"].replace("${filename}", upload.file.filename or "")
+            content_type = fields.get("content-type") or upload.file.content_type or "binary/octet-stream"
+            self.store.put(key, upload.file.path, content_type)
         finally:
-            if upload and upload.file and os.path.exists(upload.file["path"]):
-                os.unlink(upload.file["path"])
+            if upload:
+                upload.discard()
         record["key"] = key
         status = fields.get("success_action_status")
         status = int(status) if status in ("200", "201") else 204
         record["status"], record["code"] = status, None
-        location = f"http://{self.headers.get('Host', '')}/{OPTIONS.bucket}/{urllib.parse.quote(key)}"
-        etag = '"' + upload.file["md5"] + '"'
+        location = f"http://{self.headers.get('Host', '')}/{self.options.bucket}/{urllib.parse.quote(key)}"
+        etag = '"' + upload.file.md5 + '"'
         body = b""
         if status == 201:
-            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<PostResponse><Location>{escape(location)}'
-                    f"</Location><Bucket>{escape(OPTIONS.bucket)}</Bucket><Key>{escape(key)}</Key>"
-                    f"<ETag>{escape(etag)}</ETag></PostResponse>").encode()
+            body = xml_document("PostResponse", [element("Location", location), element("Bucket", self.options.bucket),
+                                                 element("Key", key), element("ETag", etag)], one_line=True).encode()
         self.answer(status, body, headers=[("ETag", etag), ("Location", location)])
 
     def do_GET(self):
         if urllib.parse.urlsplit(self.path).path == "/_mock/posts":
-            with STORE.lock:
-                data = json.dumps(STORE.posts).encode()
+            with self.store.lock:
+                data = json.dumps(self.store.posts).encode()
             return self.answer(200, data, "application/json")
-        key = self.bucket_path()
-        with STORE.lock:
-            found = STORE.objects.get(key) if key else None
-        if found is None:
-            return self.refuse(Refusal(404, "NoSuchKey", "The specified key does not exist."))
-        path, content_type = found
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(os.path.getsize(path)))
-        self.end_headers()
-        with open(path, "rb") as stored:
-            shutil.copyfileobj(stored, self.wfile, CHUNK)
-
-    def log_message(self, *args):
-        pass
+        self.answer_object(self.bucket_path())
 
 
-def options():
-    parser = argparse.ArgumentParser(description="A verifying S3 POST-object endpoint.")
-    parser.add_argument("--access-key", required=True)
-    parser.add_argument("--secret-key", required=True)
-    parser.add_argument("--region", required=True)
-    parser.add_argument("--bucket", required=True)
-    parser.add_argument("--clock-offset", type=float, default=0.0,
-                        help="seconds added to the clock when judging the policy's expiration")
-    parser.add_argument("--session-token", help="temporary credentials: the x-amz-security-token required")
-    return parser.parse_args()
+def main():
+    serve(Handler, command_line("A verifying S3 POST-object endpoint.", None,
+                                ("--session-token", "temporary credentials: the x-amz-security-token required")),
+          "s3-post-mock-")
 
 
-OPTIONS = options()
-STORE = Store()
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-# SIGTERM ends the server with its stored objects removed; a test runner's child may inherit
-# SIGTERM blocked, which would leave only SIGKILL (and the temporary directory behind).
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-print(f"listening on 127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
-try:
-    server.serve_forever()
-finally:
-    shutil.rmtree(STORE.directory, ignore_errors=True)
+if __name__ == "__main__":
+    main()
