@@ -44,6 +44,8 @@ public struct AccessRecord: Sendable {
     public var upstreamMilliseconds: Int64?
     /// The route's name.
     public var route: String?
+    /// The transport the request came over (the log's `protocol` and, for HTTP/2, stream id).
+    public var clientProtocol = ClientProtocol.http1
     /// What went wrong, if anything (never a secret).
     public var error: String?
     /// How the exchange failed, for metrics.
