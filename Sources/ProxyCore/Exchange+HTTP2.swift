@@ -32,6 +32,19 @@ extension Exchange {
         return true
     }
 
+    /// HTTP/2: the RST_STREAM the shell sends once the exchange ended, after what it queued
+    /// (`nil`: none, the stream ends with END_STREAM both ways, or the client already reset
+    /// it). See `Outcome`.
+    public var streamReset: StreamResetCode? {
+        guard clientProtocol.isHTTP2, let outcome else { return nil }
+        switch outcome {
+        case .complete(_, let linger): return linger ? .noError : nil
+        case .refused: return clientStreamEnded ? nil : .noError
+        case .closeNow: return closeNowReset
+        case .malformed: return .protocolError
+        }
+    }
+
     /// HTTP/2: whether the input holds more than the body has left (its stream's input holds
     /// nothing but its DATA; on HTTP/1 the next request may follow the body).
     func inputOverflowsBody(_ input: some ByteSource) -> Bool {

@@ -40,6 +40,7 @@ extension Exchange {
     public mutating func clientGone(now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil else { return }
         record.error = "client closed the connection"
+        closeNowReset = nil
         endUpstream(reusable: false, &actions)
         finish(status: 499, now: now, actions: &actions)
         outcome = .closeNow

@@ -23,9 +23,10 @@ public struct Exchange<Sink: RequestBodySink> {
     ///   read (an early answer): RST_STREAM NO_ERROR after the response (§8.1).
     /// - `refused`: an error answer is queued (head, body, END_STREAM); when the client had not
     ///   ended its stream, RST_STREAM NO_ERROR after it (§8.1).
-    /// - `closeNow`: RST_STREAM: CANCEL when the client left or a verdict aborted, else
-    ///   INTERNAL_ERROR (the response broke off).
+    /// - `closeNow`: RST_STREAM CANCEL when a verdict aborted, INTERNAL_ERROR when the response
+    ///   broke off, none when the client left (it reset the stream, or the connection ended).
     /// - `malformed`: RST_STREAM PROTOCOL_ERROR, unanswered (§8.1.1).
+    /// `streamReset` gives the code for the outcome reached.
     public enum Outcome: Sendable, Equatable {
         /// The response is complete; the connection may carry another request when
         /// `keepAlive`, else it closes (lingering when the client may still be sending).
@@ -124,10 +125,13 @@ public struct Exchange<Sink: RequestBodySink> {
     var upstreamReadsPaused = false
     /// Set by the host: the client will send nothing more (it half-closed).
     public var clientHalfClosed = false
-    /// HTTP/2: the client ended its stream (END_STREAM); the input holds the rest of the body.
+    /// HTTP/2: the client ended its stream (END_STREAM, or HEADERS that did: a `.none`
+    /// framing); the input holds the rest of the body.
     public internal(set) var clientStreamEnded = false
     /// HTTP/2: the response head ended the stream (no body, no `endClientStream`).
     var headEndedStream = false
+    /// HTTP/2: the reset an outcome of `closeNow` calls for (none when the client left).
+    var closeNowReset: StreamResetCode? = .internalError
     /// Set by the host: the connection cannot carry another request (draining, half-closed).
     public var connectionMayPersist = true
     var record: AccessRecord
@@ -164,6 +168,8 @@ public struct Exchange<Sink: RequestBodySink> {
             requestID: self.requestID, method: head.method, path: String(head.path), route: route?.name,
             startedAt: now)
         self.record.clientProtocol = clientProtocol
+        // HEADERS with END_STREAM, or a content-length of 0: nothing more may come.
+        self.clientStreamEnded = clientProtocol.isHTTP2 && framing == .none
     }
 
     /// Whether the exchange still runs.

@@ -7,7 +7,9 @@ import Testing
 @Suite struct H2ErrorTests {
     /// An error answer on a stream: one final head (no `Connection: close`) with the fields of
     /// `ErrorResponse.make`, the body as DATA, END_STREAM; `Outcome.refused`.
-    static func expectAnswer(_ harness: StreamHarness, status: Int, bodyContains detail: String) throws {
+    static func expectAnswer(
+        _ harness: StreamHarness, status: Int, bodyContains detail: String, reset: StreamResetCode?
+    ) throws {
         let head = try #require(harness.shell.streamHeads.first)
         #expect(harness.shell.streamHeads.count == 1)
         #expect(head.status == status)
@@ -24,6 +26,7 @@ import Testing
             harness.shell.log.last(where: { ["sendClient", "endClientStream"].contains($0) })
                 == "endClientStream")
         #expect(harness.exchange.outcome == .refused)
+        #expect(harness.exchange.streamReset == reset, "RST_STREAM NO_ERROR while the client may still send")
         #expect(harness.record?.status == status)
     }
 
@@ -31,7 +34,7 @@ import Testing
         var limits = Limits()
         limits.bodyBytes = 100
         let harness = try StreamHarness(fields: [("content-length", "1000")], limits: limits)
-        try Self.expectAnswer(harness, status: 413, bodyContains: "body_bytes")
+        try Self.expectAnswer(harness, status: 413, bodyContains: "body_bytes", reset: .noError)
         #expect(harness.shell.connects.isEmpty)
     }
 
@@ -45,7 +48,7 @@ import Testing
         harness.clientSends(String(repeating: "a", count: 60))
         harness.upstreamDrains()
         harness.clientSends(String(repeating: "a", count: 60))
-        try Self.expectAnswer(harness, status: 413, bodyContains: "body_bytes")
+        try Self.expectAnswer(harness, status: 413, bodyContains: "body_bytes", reset: .noError)
         #expect(harness.shell.aborted == 1)
         let sent = DeclaredLengthTests.split(harness.shell.upstreamReceived).body
         #expect(dechunked(sent) == nil, "no complete chunked body upstream")
@@ -60,7 +63,7 @@ import Testing
         ]
         let harness = try StreamHarness(fields: [("content-length", "5")], routes: RouteTable([route]))
         harness.clientSends("hello")
-        try Self.expectAnswer(harness, status: 401, bodyContains: "no token")
+        try Self.expectAnswer(harness, status: 401, bodyContains: "no token", reset: .noError)
         #expect(harness.shell.streamHeads.first?.field("WWW-Authenticate") == "Bearer")
         #expect(harness.shell.connects.isEmpty)
         #expect(harness.shell.upstreamReceived.isEmpty)
@@ -69,7 +72,7 @@ import Testing
     @Test func anUnreachableUpstreamIs502() throws {
         let harness = try StreamHarness(method: "GET", endsStream: true)
         harness.upstreamFails(.unreachable("connection refused"))
-        try Self.expectAnswer(harness, status: 502, bodyContains: "502")
+        try Self.expectAnswer(harness, status: 502, bodyContains: "502", reset: nil)
     }
 
     @Test func anUpstreamSilentTooLongIs504() throws {
@@ -77,7 +80,7 @@ import Testing
         harness.upstreamConnects()
         harness.upstreamDrains()
         harness.advance(by: Harness.timeouts.upstreamResponse + 1)
-        try Self.expectAnswer(harness, status: 504, bodyContains: "did not answer in time")
+        try Self.expectAnswer(harness, status: 504, bodyContains: "did not answer in time", reset: nil)
         #expect(harness.shell.aborted == 1)
     }
 
@@ -92,6 +95,7 @@ import Testing
         #expect(harness.shell.streamHeads.map(\.status) == [200])
         #expect(harness.shell.streamEnds == 0)
         #expect(harness.exchange.outcome == .closeNow)
+        #expect(harness.exchange.streamReset == .internalError)
         #expect(harness.record?.status == 200 && harness.record?.error != nil)
     }
 
@@ -101,9 +105,21 @@ import Testing
         harness.clientSends("part")
         harness.clientResets()
         #expect(harness.exchange.outcome == .closeNow)
+        #expect(harness.exchange.streamReset == nil, "the client reset it already")
         #expect(harness.shell.aborted == 1)
         #expect(harness.shell.streamHeads.isEmpty)
         #expect(harness.record?.status == 499)
+    }
+
+    @Test func aVerdictThatAbortsCancelsTheStream() throws {
+        var route = Route(pathPrefix: "/a")
+        route.checks = [FixedCheck(answer: .hold(milliseconds: 4_000))]
+        let harness = try StreamHarness(routes: RouteTable([route]))
+        harness.verdict(0, .abort)
+        #expect(harness.exchange.outcome == .closeNow)
+        #expect(harness.exchange.streamReset == .cancel)
+        #expect(harness.shell.streamHeads.isEmpty && harness.shell.connects.isEmpty)
+        #expect(harness.record?.status == 444)
     }
 
     /// A held request's DATA and END_STREAM wait in the input; released, the body goes whole.
@@ -134,6 +150,7 @@ import Testing
         #expect(harness.shell.clientOutput.isEmpty)
         #expect(harness.shell.streamEnds == 0)
         #expect(harness.exchange.outcome == .refused)
+        #expect(harness.exchange.streamReset == nil)
     }
 
     /// END_STREAM before the content-length's bytes (RFC 9113 §8.1.1): malformed, unanswered;
@@ -146,6 +163,7 @@ import Testing
         #expect(harness.exchange.wantsMoreBody(input: harness.shell.clientInput))
         harness.clientEndsStream()
         #expect(harness.exchange.outcome == .malformed)
+        #expect(harness.exchange.streamReset == .protocolError)
         #expect(harness.shell.aborted == 1)
         #expect(harness.shell.streamHeads.isEmpty && harness.shell.clientOutput.isEmpty)
         let (head, sent) = DeclaredLengthTests.split(harness.shell.upstreamReceived)
@@ -178,6 +196,17 @@ import Testing
         #expect(harness.shell.aborted == 1)
         #expect(harness.record?.status == 400)
         #expect(harness.record?.error == "more DATA than the request's content-length")
+    }
+
+    /// `content-length: 0` on a stream still open: its END_STREAM changes nothing, a DATA byte
+    /// is past its end.
+    @Test func dataAfterAZeroContentLengthIsMalformed() throws {
+        let harness = try StreamHarness(fields: [("content-length", "0")])
+        #expect(!harness.exchange.wantsMoreBody(input: harness.shell.clientInput))
+        harness.upstreamConnects()
+        harness.clientSends("x")
+        #expect(harness.exchange.outcome == .malformed)
+        #expect(harness.shell.aborted == 1)
     }
 
     @Test func aContentLengthOnAStreamThatEndedWithItsHeadersIsRefused() throws {

@@ -57,6 +57,7 @@ import UploadRules
             }
                 == ["respondClient", "moveResponseBody", "endClientStream"])
         #expect(harness.exchange.outcome == .complete(keepAlive: false, linger: false))
+        #expect(harness.exchange.streamReset == nil)
         #expect(harness.shell.released == 1)
         let record = try #require(harness.record)
         #expect(record.status == 200)
@@ -201,6 +202,7 @@ import UploadRules
         #expect(harness.shell.clientOutput == Array("big!".utf8))
         #expect(!harness.shell.clientReading)
         #expect(harness.exchange.outcome == .complete(keepAlive: false, linger: true))
+        #expect(harness.exchange.streamReset == .noError)
         #expect(harness.shell.aborted == 1, "the upstream had an unfinished body")
     }
 }
