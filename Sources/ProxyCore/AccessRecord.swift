@@ -34,7 +34,8 @@ public struct AccessRecord: Sendable {
     public var upstreamStatus: Int?
     /// Request body bytes read (after de-chunking).
     public var bytesIn: Int64 = 0
-    /// Bytes sent to the client (heads included).
+    /// Bytes sent to the client (heads included; HTTP/2: body bytes only, the shell encodes
+    /// the heads).
     public var bytesOut: Int64 = 0
     /// The clock reading (milliseconds) when the head was read.
     public var startedAt: Int64
