@@ -12,8 +12,9 @@ public import UploadRules
 /// nothing of connection management; its host (`HTTP1ConnectionStateMachine`, or the HTTP/2
 /// transport, one exchange per stream) reads `outcome` after each event. What differs between
 /// the two (the response head, 100-continue, keep-alive, the end of the body) follows
-/// `clientProtocol`; the HTTP/2 events are in `Exchange+HTTP2`. Bytes it parses or rewrites come from a `ByteSource` and
-/// go to the shell's `Sink`; bytes it forwards untouched move as actions.
+/// `clientProtocol`; the HTTP/2 events are in `Exchange+HTTP2`. Bytes it parses or rewrites
+/// come from a `ByteSource` and go to the shell's `Sink`; bytes it forwards untouched move as
+/// actions.
 public struct Exchange<Sink: RequestBodySink> {
     /// How the exchange ended, for its host.
     ///

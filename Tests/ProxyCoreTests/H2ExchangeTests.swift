@@ -156,6 +156,22 @@ import UploadRules
         #expect(harness.exchange.outcome == .complete(keepAlive: false, linger: false))
     }
 
+    /// A chunked response cut anywhere into two reads reaches the client as the same bytes.
+    @Test func everySplitOfAChunkedResponseGivesTheSameBody() throws {
+        let response = Array(
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Sum: 1\r\n\r\n").utf8)
+        for cut in 1..<response.count {
+            let harness = try StreamHarness(method: "GET", endsStream: true)
+            harness.upstreamConnects()
+            harness.upstreamDrains()
+            harness.upstreamSends(String(decoding: response[..<cut], as: UTF8.self))
+            harness.upstreamSends(String(decoding: response[cut...], as: UTF8.self))
+            #expect(harness.shell.clientOutput == Array("hello world".utf8), "cut at \(cut)")
+            #expect(harness.shell.streamEnds == 1 && harness.shell.streamHeads.count == 1, "cut at \(cut)")
+        }
+    }
+
     @Test func aCloseDelimitedResponseEndsTheStreamWhenTheUpstreamCloses() throws {
         let harness = try StreamHarness(method: "GET", endsStream: true)
         harness.upstreamConnects()

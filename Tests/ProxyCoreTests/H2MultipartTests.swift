@@ -94,6 +94,32 @@ import UploadRules
         #expect(try Self.normalized(head, payload) == Self.normalized(http1Head, http1Payload))
     }
 
+    /// Byte fidelity at every split point: two DATA frames cut anywhere, then END_STREAM (no
+    /// content-length), give the same re-encoded body as one frame.
+    @Test func everySplitOfTheDataGivesTheSameBodyUpstream() throws {
+        let body = Array(
+            ("--b\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\nforged\r\n"
+                + "--b\r\nContent-Disposition: form-data; name=\"userfile\"; filename=\"a.bin\"\r\n\r\n"
+                + "\r\n--b-\r\n--\r\n\r\n--b--\r\n").utf8)
+        func upload(_ frames: [ArraySlice<UInt8>]) throws -> [UInt8] {
+            let harness = try StreamHarness(
+                path: "/u", fields: [("content-type", "multipart/form-data; boundary=b")],
+                routes: Self.routes(.stream), highWater: 1 << 20)
+            harness.upstreamConnects()
+            for frame in frames { harness.clientSends(frame) }
+            harness.clientEndsStream()
+            harness.upstreamDrains()
+            let (head, sent) = DeclaredLengthTests.split(harness.shell.upstreamReceived)
+            return try Self.normalized(head, try #require(dechunked(sent)))
+        }
+        let whole = try upload([body[...]])
+        #expect(String(decoding: whole, as: UTF8.self).contains("name=\"file\"; filename=\"a.bin\""))
+        #expect(!String(decoding: whole, as: UTF8.self).contains("forged"))
+        for cut in 1..<body.count {
+            #expect(try upload([body[..<cut], body[cut...]]) == whole, "cut at \(cut)")
+        }
+    }
+
     @Test(arguments: [true, false])
     func aBufferRouteSpoolsAndSendsTheExactLength(contentLength: Bool) throws {
         let (head, sent) = try Self.h2Upload(.buffer, contentLength: contentLength)
