@@ -8,9 +8,12 @@ public enum ClientProtocol: Sendable, Equatable {
     case http2(streamID: Int32)
 
     /// Whether this is an HTTP/2 stream.
-    public var isHTTP2: Bool {
-        if case .http2 = self { return true }
-        return false
+    public var isHTTP2: Bool { streamID != nil }
+
+    /// The stream's id, for an HTTP/2 stream.
+    public var streamID: Int32? {
+        if case .http2(let id) = self { return id }
+        return nil
     }
 
     /// The access log's `protocol` value.

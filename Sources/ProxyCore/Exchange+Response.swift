@@ -14,7 +14,8 @@ extension Exchange {
             input: input, levels: levels, ignoringWatermark: false, date: date, now: now, actions: &actions)
     }
 
-    /// The client drained its output: read the upstream's response again.
+    /// The client drained its output (HTTP/2: the stream's output, taken by DATA frames): read
+    /// the upstream's response again.
     public mutating func clientDrained(now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil, upstreamReadsPaused else { return }
         upstreamReadsPaused = false

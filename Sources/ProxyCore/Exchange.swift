@@ -124,7 +124,8 @@ public struct Exchange<Sink: RequestBodySink> {
     /// Whether this exchange has paused the client's reads.
     public internal(set) var clientReadsPaused = false
     var upstreamReadsPaused = false
-    /// Set by the host: the client will send nothing more (it half-closed).
+    /// Set by the host: the client will send nothing more (it half-closed). HTTP/1 only: an
+    /// HTTP/2 stream's end is `clientEndStream`.
     public var clientHalfClosed = false
     /// HTTP/2: the client ended its stream (END_STREAM, or HEADERS that did: a `.none`
     /// framing); the input holds the rest of the body.
@@ -134,6 +135,7 @@ public struct Exchange<Sink: RequestBodySink> {
     /// HTTP/2: the reset an outcome of `closeNow` calls for (none when the client left).
     var closeNowReset: StreamResetCode? = .internalError
     /// Set by the host: the connection cannot carry another request (draining, half-closed).
+    /// HTTP/1 only.
     public var connectionMayPersist = true
     var record: AccessRecord
     /// How the exchange ended; `nil` while it runs.

@@ -62,6 +62,7 @@ import UploadRules
         let record = try #require(harness.record)
         #expect(record.status == 200)
         #expect(record.clientProtocol == .http2(streamID: 1))
+        #expect(record.clientProtocol.logName == "h2" && record.clientProtocol.streamID == 1)
         #expect(record.bytesOut == 2)
     }
 
