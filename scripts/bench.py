@@ -18,9 +18,25 @@ Candidates, each in front of the same sink:
   jwt           FormGate, the rules behind `auth: { jwt }` (HS256; every request carries a bearer
                 token): the 4 KiB case only, for the price of authentication per request
 
+HTTP/2 candidates (the h2 cases only; the generator is h2load from Debian's nghttp2-client,
+posting a body file scripts/bench/h2body wrote from the same payload, so the sink verifies
+every request as above; the TLS certificate is a self-signed P-256 one made here with openssl):
+  nginx-h2         nginx `listen ... ssl http2`, tuned for uploads as its users publish it
+  nginx-h2c        the same nginx, `listen ... http2` without TLS (h2c to HTTP/1.1 upstream)
+  h2-passthrough   FormGate, h2 over TLS (ALPN), the pass-through route
+  h2-rules         FormGate, h2 over TLS (ALPN), the rules route
+  h2c-passthrough  FormGate, prior-knowledge h2c, the pass-through route
+FormGate's h2 candidates are skipped, with the reason printed, while the binary does not answer
+h2 (probed with curl --http2 over ALPN and --http2-prior-knowledge): not a failure of the run.
+There is no direct h2 candidate: the sink speaks HTTP/1.1 only (Go 1.19's net/http serves h2c
+only with x/net, which is not here), so the h2 ratios are to nginx h2 over TLS.
+
 Cases: one 1 GiB upload; 8 concurrent 128 MiB uploads; 4 KiB uploads on 64 keep-alive
-connections. Each case runs BENCH_REPEATS times per candidate (the order reversed every
-other round); medians are reported with the ratios to nginx and to direct, CPU seconds per
+connections; and over HTTP/2: one 1 GiB upload, 8 concurrent 128 MiB uploads (one connection
+each), 4 KiB uploads on 64 connections × 10 concurrent streams (BENCH_H2_SMALL_REQUESTS of them,
+120,000: h2load's timed mode would cut the streams in flight at its end). Each case runs
+BENCH_REPEATS times per candidate (the order reversed every other round); medians are
+reported with the ratios to nginx (nginx h2 over TLS in the h2 cases) and to direct, CPU seconds per
 GiB or microseconds per request of the proxy, the sink and the generator (utime + stime
 from /proc, before and after), and the proxy's peak RSS (VmHWM).
 
@@ -33,12 +49,16 @@ when perf can sample). BENCH_PROFILE_SECONDS (4) is the length of each of its wi
 A full run rewrites docs/benchmarks.md, docs/benchmarks.png (gnuplot) and the block between
 the bench markers in README.md: every figure there comes from this script. Environment:
 BENCH_REPEATS (3), BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all),
-BENCH_CASES ("1x 8x small"), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
+BENCH_CASES ("1x 8x small h2-1x h2-8x h2-small"), BENCH_H2_SMALL_REQUESTS (120000),
+BENCH_H2LOAD_THREADS (1), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
 skips it), BENCH_BINARY (the formgate binary), BENCH_CORRUPT (N: the generator flips one
 file byte in every Nth upload after hashing; the run must then fail). A run with a subset of
 the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the docs alone.
 """
 import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
+
+# The generator's multipart boundary (scripts/bench/payload: Boundary), for h2load's content type.
+BOUNDARY = "BenchBoundary-7MA4YWxkTrZu0gW-kq9"
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 binary = os.environ.get("BENCH_BINARY", os.path.join(root, ".build/release/formgate"))
@@ -50,14 +70,25 @@ small_seconds = int(os.environ.get("BENCH_SMALL_SECONDS", "8"))
 rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
 corrupt = int(os.environ.get("BENCH_CORRUPT", "0"))
 profile_seconds = int(os.environ.get("BENCH_PROFILE_SECONDS", "4"))
+h2_small_requests = int(os.environ.get("BENCH_H2_SMALL_REQUESTS", "120000"))
+h2load_threads = int(os.environ.get("BENCH_H2LOAD_THREADS", "1"))
 profile_only = sys.argv[1:] == ["--profile"]
 if sys.argv[1:] and not profile_only:
     sys.exit("usage: bench.py [--profile]")
 cores = os.cpu_count() or 1
-ALL_CANDIDATES = "direct nginx gorewriter passthrough reencode rules digests jwt".split()
+H2_CANDIDATES = ["nginx-h2", "nginx-h2c", "h2-passthrough", "h2-rules", "h2c-passthrough"]
+ALL_CANDIDATES = "direct nginx gorewriter passthrough reencode rules digests jwt".split() + H2_CANDIDATES
+# FormGate's h2 candidates and their routes; the h2 candidates that speak TLS (ALPN h2), the
+# others prior-knowledge h2c.
+FORMGATE_H2 = {"h2-passthrough": "passthrough", "h2-rules": "rules", "h2c-passthrough": "passthrough"}
+H2_TLS = {"nginx-h2", "h2-passthrough", "h2-rules"}
 # Candidates measured in the 4 KiB case only.
 SMALL_ONLY = {"jwt"}
-ALL_CASES = ["1x", "8x", "small"]
+ALL_CASES = ["1x", "8x", "small", "h2-1x", "h2-8x", "h2-small"]
+SMALL_CASES = {"small", "h2-small"}
+H2_CASES = {"h2-1x", "h2-8x", "h2-small"}
+# The candidate each case's ratios are to: nginx over the same protocol, and direct (HTTP/1.1 only).
+REFERENCES = {False: ("nginx", "direct"), True: ("nginx-h2", None)}
 candidates = os.environ.get("BENCH_CANDIDATES", " ".join(ALL_CANDIDATES)).split()
 wanted = os.environ.get("BENCH_CASES", " ".join(ALL_CASES)).split()
 unknown = set(candidates) - set(ALL_CANDIDATES)
@@ -66,14 +97,24 @@ if unknown:
 partial = set(candidates) != set(ALL_CANDIDATES) or set(wanted) != set(ALL_CASES) or corrupt > 0
 LABELS = {"direct": "direct", "nginx": "nginx", "gorewriter": "Go rewriter",
           "passthrough": "FormGate pass-through", "reencode": "FormGate re-encode",
-          "rules": "FormGate rules", "digests": "FormGate digests", "jwt": "FormGate rules + JWT"}
+          "rules": "FormGate rules", "digests": "FormGate digests", "jwt": "FormGate rules + JWT",
+          "nginx-h2": "nginx h2 (TLS)", "nginx-h2c": "nginx h2c", "h2-passthrough": "FormGate h2 pass-through",
+          "h2-rules": "FormGate h2 rules", "h2c-passthrough": "FormGate h2c pass-through"}
 MODES = {"direct": "raw", "nginx": "raw", "passthrough": "raw", "gorewriter": "reencode",
-         "reencode": "reencode", "rules": "rules", "digests": "digests", "jwt": "rules"}
+         "reencode": "reencode", "rules": "rules", "digests": "digests", "jwt": "rules",
+         "nginx-h2": "raw", "nginx-h2c": "raw", "h2-passthrough": "raw", "h2-rules": "rules",
+         "h2c-passthrough": "raw"}
 processes = []
 
 
 class BenchFailure(Exception):
     pass
+
+
+def applies(candidate, key):
+    """Whether a candidate runs in a case: HTTP/2 candidates in the h2 cases only, and the
+    4 KiB-only ones in the 4 KiB case."""
+    return (candidate in H2_CANDIDATES) == (key in H2_CASES) and (key in SMALL_CASES or candidate not in SMALL_ONLY)
 
 
 def run(command, **kwargs):
@@ -86,7 +127,8 @@ def build_tools():
                GOCACHE=os.path.join(tools, "gocache"), GOPATH=os.path.join(tools, "gopath"))
     source = os.path.join(root, "scripts/bench")
     subprocess.run(["go", "test", "-count=1", "./..."], cwd=source, env=env, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["go", "build", "-o", tools + "/", "./load", "./sink", "./rewriter"], cwd=source, env=env, check=True)
+    subprocess.run(["go", "build", "-o", tools + "/", "./load", "./sink", "./rewriter", "./h2body"], cwd=source, env=env,
+                   check=True)
 
 
 def free_port():
@@ -225,6 +267,82 @@ http {{
 """
 
 
+def nginx_h2_config(port, sink_port, temp, tls, cert=None, key=None):
+    """nginx for HTTP/2 uploads, as its users tune it: the h1 config's upstream and body
+    settings, plus the windows. nginx advertises http2_body_preread_size as
+    SETTINGS_INITIAL_WINDOW_SIZE and reopens a stream's window in steps of that size (seen with
+    h2_hostile.py: 65,536 by default, 524,288 with 512k; the connection window it opens to
+    2^31-1 at once); the 64k default throttles h2 uploads (nextcloud/server#25297, Cloudflare's
+    "Delivering HTTP/2 upload speed improvements"), and Nextcloud's nginx guide sets
+    client_body_buffer_size and http2_body_preread_size to 512k. 640 concurrent streams need as
+    many upstream connections kept alive, or nginx closes and reopens them per request."""
+    listen = f"listen 127.0.0.1:{port} ssl http2 reuseport;" if tls else f"listen 127.0.0.1:{port} http2 reuseport;"
+    certificates = (f"\n        ssl_certificate {cert};\n        ssl_certificate_key {key};" if tls else "")
+    return f"""worker_processes {cores};
+daemon off;
+pid {temp}/nginx.pid;
+error_log {temp}/error.log;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    client_max_body_size 0;
+    client_body_buffer_size 512k;
+    http2_body_preread_size 512k;
+    http2_max_concurrent_streams 128;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    upstream sink {{
+        server 127.0.0.1:{sink_port};
+        keepalive 1024;
+        keepalive_requests 1000000;
+    }}
+    server {{
+        {listen}{certificates}
+        location / {{
+            proxy_pass http://sink;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_request_buffering off;
+        }}
+    }}
+}}
+"""
+
+
+def formgate_h2_config(kind, port, sink_port, tls, cert=None, key=None):
+    """FormGate with one HTTP/2 listener (issue 16's `http2:` listener key): TLS with ALPN h2,
+    or prior-knowledge h2c; the route as in the HTTP/1.1 cases."""
+    listener = (f"{{ address: 127.0.0.1:{port}, tls: {{ certificates: [{{ cert: {cert}, key: {key} }}] }} }}" if tls
+                else f"{{ address: 127.0.0.1:{port}, http2: {{ h2c: true }} }}")
+    plain = formgate_config(kind, port, sink_port)
+    return plain.replace(f"listen: 127.0.0.1:{port}\n", f"listen:\n  - {listener}\n", 1)
+
+
+def certificate():
+    """A self-signed P-256 certificate for 127.0.0.1, made once per run with openssl."""
+    cert, key = os.path.join(work, "bench-cert.pem"), os.path.join(work, "bench-key.pem")
+    if not os.path.exists(cert):
+        run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+             "subjectAltName=IP:127.0.0.1"])
+    return cert, key
+
+
+def start_h2(candidate, sink_port, port, env):
+    """The HTTP/2 candidates: nginx (TLS or h2c) or FormGate with an h2 listener."""
+    cert, key = certificate()
+    if candidate.startswith("nginx"):
+        temp = os.path.join(work, "nginx")
+        os.makedirs(temp, exist_ok=True)
+        config = os.path.join(temp, "nginx.conf")
+        open(config, "w").write(nginx_h2_config(port, sink_port, temp, candidate in H2_TLS, cert, key))
+        return spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp], "nginx.log", env=env)
+    config = os.path.join(work, f"{candidate}.yaml")
+    open(config, "w").write(formgate_h2_config(FORMGATE_H2[candidate], port, sink_port, candidate in H2_TLS, cert, key))
+    return spawn([binary, "run", "-c", config], f"{candidate}.log", env=env)
+
+
 def start(candidate, sink_port, env=None):
     """Starts a fresh candidate process: (process or None, port); `env` replaces the environment."""
     if candidate == "direct":
@@ -232,7 +350,9 @@ def start(candidate, sink_port, env=None):
     if candidate == "gorewriter":
         return spawn_go([os.path.join(tools, "rewriter"), "-upstream", f"http://127.0.0.1:{sink_port}"], "gorewriter.log")
     port = free_port()
-    if candidate == "nginx":
+    if candidate in H2_CANDIDATES:
+        process = start_h2(candidate, sink_port, port, env)
+    elif candidate == "nginx":
         temp = os.path.join(work, "nginx")
         os.makedirs(temp, exist_ok=True)
         config = os.path.join(temp, "nginx.conf")
@@ -247,12 +367,40 @@ def start(candidate, sink_port, env=None):
     return process, port
 
 
+def formgate_h2_unavailable(sink_port):
+    """Why FormGate's h2 candidates cannot run (None when the binary answers h2 over ALPN and
+    h2c): each listener is started as the bench starts it and asked once by curl."""
+    if not os.path.exists(binary):
+        return f"no FormGate binary at {binary}"
+    for candidate in ("h2-passthrough", "h2c-passthrough"):
+        tls = candidate in H2_TLS
+        try:
+            process, port = start(candidate, sink_port)
+        except BenchFailure as failure:
+            return f"it does not start with an h2 listener ({failure}; see {work}/{candidate}.log)"
+        try:
+            target = ["--http2", "-k", f"https://127.0.0.1:{port}/upload"] if tls else \
+                ["--http2-prior-knowledge", f"http://127.0.0.1:{port}/upload"]
+            done = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_version}", "--max-time", "10"] + target,
+                                  capture_output=True, text=True)
+            if done.stdout.strip() != "2":
+                return (f"it does not answer {'h2 over ALPN' if tls else 'h2c'} (curl: HTTP version "
+                        f"{done.stdout.strip() or 'none'}{', ' + done.stderr.strip() if done.stderr.strip() else ''})")
+        finally:
+            stop(process)
+    return None
+
+
 # --- load
 def case_table():
     big = large_mib << 20
     return {"1x": (f"1 × {mib(large_mib)}", dict(conns=1, size=big, seed=1000)),
             "8x": (f"8 × {mib(large_mib // 8)}", dict(conns=8, size=big // 8, seed=2000)),
-            "small": ("4 KiB × 64 connections", dict(conns=64, size=4096, seed=10000, duration=f"{small_seconds}s"))}
+            "small": ("4 KiB × 64 connections", dict(conns=64, size=4096, seed=10000, duration=f"{small_seconds}s")),
+            "h2-1x": (f"h2 1 × {mib(large_mib)}", dict(conns=1, streams=1, size=big, seed=1000, requests=1)),
+            "h2-8x": (f"h2 8 × {mib(large_mib // 8)}", dict(conns=8, streams=1, size=big // 8, seed=2000, requests=8)),
+            "h2-small": ("h2 4 KiB × 64 conns × 10 streams",
+                         dict(conns=64, streams=10, size=4096, seed=10000, requests=h2_small_requests))}
 
 
 def mib(count):
@@ -273,6 +421,50 @@ def load(port, mode, conns, size, seed, duration="0", one_seed=False, header=Non
         return json.loads(result.stdout)
     except json.JSONDecodeError:
         raise BenchFailure(f"load generator failed ({result.returncode}): {result.stderr.strip()}")
+
+
+def body_file(seed, size):
+    """The upload body h2load posts (`-d`), written once per seed and size by scripts/bench/h2body."""
+    path = os.path.join(tools, f"h2body-{seed}-{size}")
+    if not os.path.exists(path):
+        run([os.path.join(tools, "h2body"), "-out", path, "-seed", str(seed), "-size", str(size)])
+    return path
+
+
+def h2_load(port, tls, mode, conns, streams, size, seed, requests):
+    """h2load posting the same verified body `requests` times over `conns` connections with up
+    to `streams` concurrent streams each; the load generator's outcome in load()'s shape."""
+    if corrupt:
+        raise BenchFailure("BENCH_CORRUPT needs the Go generator: h2load posts one body file as it is")
+    log = os.path.join(work, "h2load-requests.log")
+    command = ["h2load", "-n", str(requests), "-c", str(conns), "-m", str(streams), "-t", str(min(h2load_threads, conns)),
+               "-d", body_file(seed, size), "-H", f"content-type: multipart/form-data; boundary={BOUNDARY}",
+               "-H", f"x-bench: {mode} {seed} {size}", "--log-file", log,
+               f"{'https' if tls else 'http'}://127.0.0.1:{port}/upload"]
+    output_path = os.path.join(work, "h2load.out")
+    with open(output_path, "w") as output:
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    return h2load_outcome(open(output_path).read(), log, size, usage.ru_utime + usage.ru_stime, child.returncode)
+
+
+def h2load_outcome(text, log, size, cpu, returncode):
+    """Reads h2load's summary (requests, 2xx, wall time) and its per-request log (latencies)."""
+    finished = re.search(r"finished in ([\d.]+)(ms|s),", text)
+    counts = re.search(r"requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, "
+                       r"(\d+) errored, (\d+) timeout", text)
+    statuses = re.search(r"status codes: (\d+) 2xx", text)
+    if not finished or not counts or not statuses:
+        raise BenchFailure(f"h2load failed ({returncode}): {text.strip()[-600:]}")
+    total, done, succeeded = int(counts.group(1)), int(counts.group(2)), int(counts.group(3))
+    ok = int(statuses.group(1))
+    latencies = sorted(int(line.split("\t")[2]) for line in open(log) if line.count("\t") == 2)
+    percentile = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] / 1000 if latencies else 0.0
+    errors = [] if ok == total else [line for line in text.splitlines() if line.startswith(("requests:", "status codes:"))]
+    return dict(requests=done, ok=ok, failed=total - ok, errors=errors, file_bytes=ok * size,
+                seconds=float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1),
+                p50_ms=percentile(0.5), p99_ms=percentile(0.99), cpu_seconds=cpu, succeeded=succeeded)
 
 
 def sink_stats(sink_port):
@@ -309,7 +501,10 @@ def measure(candidate, name, case, sink, sink_port):
     try:
         pid = process.pid if process else None
         before, cpu0, sink0 = sink_stats(sink_port), cpu_seconds(pid) if pid else 0, cpu_seconds(sink.pid)
-        out = load(port, MODES[candidate], **case, header=candidate_header(candidate))
+        if candidate in H2_CANDIDATES:
+            out = h2_load(port, candidate in H2_TLS, MODES[candidate], **case)
+        else:
+            out = load(port, MODES[candidate], **case, header=candidate_header(candidate))
         cpu1, sink1 = cpu_seconds(pid) if pid else 0, cpu_seconds(sink.pid)
         delta = verify(f"{candidate}, {name}", out, before, sink_stats(sink_port))
         rss = peak_rss_mib(pid) if pid else None
@@ -528,8 +723,14 @@ def main():
         return
     table = case_table()
     cases = [key for key in ALL_CASES if key in wanted]
-    results = {key: {candidate: [] for candidate in candidates if key == "small" or candidate not in SMALL_ONLY}
-               for key in cases}
+    skipped, not_measured = [candidate for candidate in candidates if candidate in FORMGATE_H2], []
+    if skipped and H2_CASES & set(cases):
+        reason = formgate_h2_unavailable(sink_port)
+        if reason:
+            print(f"bench: FormGate's h2 candidates ({' '.join(skipped)}) skipped: {reason}", flush=True)
+            candidates[:] = [candidate for candidate in candidates if candidate not in FORMGATE_H2]
+            not_measured = [f"FormGate over HTTP/2 was not measured in this run: {reason}.", ""]
+    results = {key: {candidate: [] for candidate in candidates if applies(candidate, key)} for key in cases}
     verified = [0, 0]
     began, load_before = time.time(), loadavg()
     for round_index in range(repeats):
@@ -542,9 +743,9 @@ def main():
                 sample = measure(candidate, name, case, sink, sink_port)
                 verified[0] += sample["verified"]
                 verified[1] += sample["verified_bytes"]
-                figures = derived(sample, key == "small")
+                figures = derived(sample, key in SMALL_CASES)
                 results[key][candidate].append(figures)
-                print(f"bench: round {round_index + 1} {name:22} {candidate:12} " + shown(figures, key == "small"),
+                print(f"bench: round {round_index + 1} {name:22} {candidate:15} " + shown(figures, key in SMALL_CASES),
                       flush=True)
     memory = None
     heavy = next((c for c in ("digests", "rules", "reencode") if c in candidates), None)
@@ -558,7 +759,9 @@ def main():
               f"peak RSS {memory[1]['rss']:.1f} MiB", flush=True)
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
-    tables = headline(results, cases, table) + summary(results, cases, table)
+    h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
+    tables = (headline(results, h1_cases, table, "nginx") + headline(results, h2_cases, table, "nginx-h2") +
+              not_measured + summary(results, cases, table))
     print(f"\nbench: the sink verified all {verified[0]:,} requests ({verified[1] / (1 << 30):,.1f} GiB of file "
           f"content, byte for byte): 0 mismatches, 0 unverified.\n")
     print("\n".join(tables))
@@ -586,18 +789,22 @@ def loadavg():
     return open("/proc/loadavg").read().split()[0]
 
 
-def headline(results, cases, table):
-    """Each candidate's median throughput (MB/s or req/s) as a ratio to nginx's, one column per case."""
-    if "nginx" not in candidates:
+def headline(results, cases, table, reference):
+    """Each candidate's median throughput (MB/s or req/s) as a ratio to the reference's (nginx
+    over the same protocol), one column per case."""
+    if not cases or reference not in candidates:
         return []
-    lines = ["**Throughput × nginx** (medians, same run)", "",
+    title = "Throughput × nginx" if reference == "nginx" else "HTTP/2 throughput × nginx h2 (TLS)"
+    lines = [f"**{title}** (medians, same run)", "",
              "| candidate | " + " | ".join(table[key][0] for key in cases) + " |", "|---|" + "---:|" * len(cases)]
     for candidate in candidates:
-        ratios = [median_of(results[key][candidate], "value") / median_of(results[key]["nginx"], "value")
+        if not any(candidate in results[key] for key in cases):
+            continue
+        ratios = [median_of(results[key][candidate], "value") / median_of(results[key][reference], "value")
                   if candidate in results[key] else None for key in cases]
         lines.append(f"| {LABELS[candidate]} | " + " | ".join("—" if ratio is None else f"{ratio:.2f}×"
                                                               for ratio in ratios) + " |")
-    return lines + [""] + jwt_cost(results)
+    return lines + [""] + (jwt_cost(results) if reference == "nginx" else [])
 
 
 def jwt_cost(results):
@@ -613,25 +820,28 @@ def jwt_cost(results):
 
 
 def summary(results, cases, table):
-    """One markdown table per case, medians."""
+    """One markdown table per case, medians, with the ratios to the case's references (nginx
+    over the same protocol, and direct for HTTP/1.1)."""
     lines = []
     for key in cases:
-        small = key == "small"
+        small = key in SMALL_CASES
+        references = [name for name in REFERENCES[key in H2_CASES] if name]
         medians = {c: {k: median_of(results[key][c], k) for k in results[key][c][0]} for c in results[key]}
         def ratio(candidate, reference):
             if reference not in medians:
                 return "—"
             return f"{medians[candidate]['value'] / medians[reference]['value']:.2f}×"
+        ratios = "".join(f" × {LABELS[name]} |" for name in references)
         lines += [f"**{table[key][0]}**", ""]
         if small:
-            lines += ["| candidate | req/s | × nginx | × direct | p50 ms | p99 ms | proxy CPU µs/req | "
-                      "sink CPU µs/req | load CPU µs/req | peak RSS MiB |", "|---|" + "---:|" * 9]
+            lines += [f"| candidate | req/s |{ratios} p50 ms | p99 ms | proxy CPU µs/req | "
+                      "sink CPU µs/req | load CPU µs/req | peak RSS MiB |", "|---|" + "---:|" * (7 + len(references))]
         else:
-            lines += ["| candidate | MB/s | × nginx | × direct | proxy CPU s/GiB | sink CPU s/GiB | "
-                      "load CPU s/GiB | peak RSS MiB |", "|---|" + "---:|" * 7]
+            lines += [f"| candidate | MB/s |{ratios} proxy CPU s/GiB | sink CPU s/GiB | "
+                      "load CPU s/GiB | peak RSS MiB |", "|---|" + "---:|" * (5 + len(references))]
         for candidate in results[key]:
             m = medians[candidate]
-            row = [LABELS[candidate], f"{m['value']:,.0f}", ratio(candidate, "nginx"), ratio(candidate, "direct")]
+            row = [LABELS[candidate], f"{m['value']:,.0f}"] + [ratio(candidate, name) for name in references]
             if small:
                 row += [f"{m['p50']:.2f}", f"{m['p99']:.2f}", cell(m["proxy"], 1), cell(m["sink"], 1), cell(m["load"], 1)]
             else:
@@ -658,7 +868,7 @@ def facts():
     commit += " +changes" if changed else ""
     return dict(commit=commit, cpu=model.group(1).strip() if model else "unknown", kernel=os.uname().release,
                 nginx=version([shutil.which("nginx") or "/usr/sbin/nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
-                formgate=version([binary, "version"]))
+                formgate=version([binary, "version"]), h2load=version(["h2load", "--version"], r"(nghttp2/\S+)"))
 
 
 def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f, profile):
@@ -690,7 +900,7 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
               "|---|---|" + "---:|" * (repeats + 1)]
     for key in cases:
         for candidate in results[key]:
-            unit = "{:,.0f} req/s" if key == "small" else "{:,.0f} MB/s"
+            unit = "{:,.0f} req/s" if key in SMALL_CASES else "{:,.0f} MB/s"
             values = [sample["value"] for sample in results[key][candidate]]
             spread = (max(values) - min(values)) / statistics.median(values)
             rounds.append(f"| {table[key][0]} | {LABELS[candidate]} | " +
@@ -717,8 +927,19 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
                "(`bearer_token()`, Python's `hmac`).", "",
                "Go rewriter: `scripts/bench/rewriter` (what a user might write instead: `mime/multipart` reader and "
                "writer through an `io.Pipe`, `httputil.ReverseProxy`, a `http.Transport` keeping up to 1024 idle "
-               "upstream connections).", ""]
-    plot = plot_png(results, cases, table)
+               "upstream connections).", "",
+               f"HTTP/2 cases: the generator is `h2load` ({f['h2load']}, Debian's nghttp2-client, "
+               f"{h2load_threads} thread{'s' if h2load_threads > 1 else ''}), posting with `-d` a body file "
+               "`scripts/bench/h2body` wrote from the same payload (every request of a case carries the same seed, "
+               "and the sink verifies each as above); `-n` requests (the large cases one upload per connection, the "
+               f"4 KiB case {h2_small_requests:,} over `-c 64 -m 10`); latencies from its `--log-file`; its CPU "
+               "from `wait4`. TLS: a self-signed P-256 certificate made at run time. nginx for h2 (the h2c "
+               "candidate listens `http2` without `ssl`):", "", "```nginx",
+               nginx_h2_config(8443, 9000, ".build/bench/run/nginx", True, "bench-cert.pem", "bench-key.pem").rstrip(),
+               "```", "", "FormGate for h2 (the h2c candidate's listener is `{ address: ..., http2: { h2c: true } }`):",
+               "", "```yaml", formgate_h2_config("rules", 8443, 9000, True, "bench-cert.pem", "bench-key.pem").rstrip(),
+               "```", ""]
+    plot = plot_png(results, [key for key in cases if key not in H2_CASES], table)
     body = (["# Benchmarks", "", "Generated by `scripts/bench.py` (`make bench`); do not edit by hand.", ""] + header +
             ["## The proxy, side by side", ""] + tables + memory_line +
             ([f"![throughput per candidate](benchmarks.png)", ""] if plot else []) + heading("##", parser) +
@@ -748,7 +969,7 @@ def plot_png(results, cases, table):
         return False
     data = os.path.join(work, "plot.dat")
     with open(data, "w") as handle:
-        for candidate in candidates:
+        for candidate in [c for c in candidates if any(c in results[key] for key in cases)]:
             label = LABELS[candidate].replace("FormGate ", "FG ").replace(" ", "_")
             handle.write(label + " " + " ".join(f"{median_of(results[key].get(candidate, []), 'value') or 0:.0f}"
                                                 for key in cases) + "\n")

@@ -138,27 +138,3 @@ extension ConfigLoader {
         return names
     }
 }
-
-extension ConfigLoader {
-    /// A `stream` route whose provider's store refuses chunked bodies, and whose rules add
-    /// fields after the file (digests, `position: last`): the re-encoded length is not known
-    /// before the body ends, so the body goes chunked; say so (`formgate check` prints it).
-    /// Without such fields the route declares the exact length once the file begins.
-    static func warnIfChunked(
-        _ route: Route, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder
-    ) {
-        guard route.requestBody == .stream, route.rules.fileLast, !route.rules.lengthFollowsFile else {
-            return
-        }
-        for injection in route.rules.inject {
-            guard case .provider(let provider) = injection.value, provider.needsContentLength else {
-                continue
-            }
-            decoder.warn(
-                mark, join(path, "request_body"),
-                "fields added after the file (digest, position: last) make stream send the body chunked, which \(provider.kind)'s store refuses (411): use request_body: buffer"
-            )
-            return
-        }
-    }
-}

@@ -3,18 +3,9 @@
 #endif
 
 extension ConfigLoader {
-    /// The whole file at `path` as text, or `nil` when it cannot be opened.
+    /// The whole file at `path` as text, or `nil` when it cannot be read.
     static func readFile(_ path: String) -> String? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        readBytes(path, limit: .max).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The bytes of the file at `path`, or `nil` when it cannot be opened or holds more than
@@ -23,7 +14,7 @@ extension ConfigLoader {
         guard let file = fopen(path, "rb") else { return nil }
         defer { fclose(file) }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = fread(&chunk, 1, chunk.count, file)
             if count <= 0 { break }

@@ -216,7 +216,6 @@ public enum ConfigLoader {
         if let rateLimit {
             addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route)
         }
-        warnIfChunked(route, node.mark, path, &decoder)
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
         }

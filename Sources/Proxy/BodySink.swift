@@ -5,32 +5,32 @@ import ProxyCore
     import Glibc
 #endif
 
-/// Where a connection's request body bytes go, as the exchange names the destination: the
+/// Where an exchange's request body bytes go, as the exchange names the destination: the
 /// upstream's output, the staging buffer, or a spool file for `request_body: buffer`. Chunk
 /// framing is the exchange's (`FramedSink`); this only writes.
 struct BodySink: RequestBodySink {
-    unowned let connection: ClientConnection
+    unowned let io: ExchangeIO
     var destination = BodyDestination.staging
 
-    init(_ connection: ClientConnection) {
-        self.connection = connection
+    init(_ io: ExchangeIO) {
+        self.io = io
     }
 
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         switch destination {
-        case .upstream: connection.upstream?.socket.output.add(bytes)
-        case .staging: connection.staging.buffer.add(bytes)
-        case .spool: connection.spool?.write(bytes)
-        case .fileSpool: connection.fileSpool?.write(bytes)
+        case .upstream: io.upstream?.socket.output.add(bytes)
+        case .staging: io.staging.buffer.add(bytes)
+        case .spool: io.spool?.write(bytes)
+        case .fileSpool: io.fileSpool?.write(bytes)
         }
     }
 
     mutating func openSpools(files: Bool) -> Bool {
-        let directory = connection.worker.config.tempDirectory
+        let directory = io.worker.config.tempDirectory
         do throws(ProxyError) {
-            connection.spool = try Spool(directory: directory)
-            if files { connection.fileSpool = try Spool(directory: directory) }
+            io.spool = try Spool(directory: directory)
+            if files { io.fileSpool = try Spool(directory: directory) }
             return true
         } catch {
             return false
@@ -38,11 +38,11 @@ struct BodySink: RequestBodySink {
     }
 
     mutating func flushSpools() -> Bool {
-        (connection.spool?.flush() ?? true) && (connection.fileSpool?.flush() ?? true)
+        (io.spool?.flush() ?? true) && (io.fileSpool?.flush() ?? true)
     }
 
     var spoolFailed: Bool {
-        (connection.spool?.error ?? 0) != 0 || (connection.fileSpool?.error ?? 0) != 0
+        (io.spool?.error ?? 0) != 0 || (io.fileSpool?.error ?? 0) != 0
     }
 }
 

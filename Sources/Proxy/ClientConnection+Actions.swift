@@ -1,11 +1,6 @@
-import CLibevent
 import EventLoop
 import HTTPIO
 import ProxyCore
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 extension ClientConnection {
     /// Executes the queued actions in order (actions that report back queue more).
@@ -31,10 +26,10 @@ extension ClientConnection {
         case .discardClientInput:
             socket.input.drain(socket.input.count)
         case .moveRequestBody(let count, let destination):
-            if destination == .upstream, let upstream {
+            if destination == .upstream, let upstream = io.upstream {
                 socket.input.move(count, to: upstream.socket.output)
             } else {
-                socket.input.move(count, to: staging.buffer)
+                socket.input.move(count, to: io.staging.buffer)
             }
         case .shutdownClientWrite:
             socket.shutdownWrite()
@@ -58,79 +53,11 @@ extension ClientConnection {
     }
 
     private func performUpstream(_ action: ProxyAction) {
-        switch action {
-        case .connectUpstream(let target):
-            connect(target)
-        case .sendUpstream(let range):
-            actions.withBytes(range) { upstream?.socket.output.add($0) }
-        case .moveStagingToUpstream:
-            if let upstream { staging.buffer.moveAll(to: upstream.socket.output) }
-        case .sendSpoolsUpstream(let skip):
-            sendSpools(skip: skip)
-        case .moveResponseBody(let count):
-            upstream?.socket.input.move(count, to: socket.output)
-        case .pauseUpstreamReads:
-            upstream?.socket.setReading(false)
-        case .resumeUpstreamReads:
-            upstream?.socket.setReading(true)
-        case .processUpstreamInput:
-            if let upstream {
-                machine.upstreamReadable(
-                    input: upstream.socket.input, levels: levels, now: now, actions: &actions)
-            }
-        case .releaseUpstream:
-            if let upstream {
-                upstream.requestsServed += 1
-                worker.pool.release(upstream)
-            }
-            upstream = nil
-        case .abortUpstream:
-            if let upstream { worker.pool.discard(upstream) }
-            upstream = nil
-        default:
-            break
+        if case .sendUpstream(let range) = action {
+            actions.withBytes(range) { io.upstream?.socket.output.add($0) }
+        } else {
+            _ = io.performUpstream(action, host: self)
         }
-    }
-
-    /// Takes a pooled connection or opens one; the machine hears when it is ready.
-    private func connect(_ target: UpstreamURL) {
-        do throws(ProxyError) {
-            let connection = try worker.pool.acquire(target, owner: self)
-            upstream = connection
-            connection.socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
-            if connection.isConnected {
-                machine.upstreamConnected(levels: levels, now: now, actions: &actions)
-            }
-        } catch {
-            machine.upstreamFailed(
-                .unreachable(error.detail), input: NoBytes(), levels: levels, now: now, actions: &actions
-            )
-        }
-    }
-
-    /// Queues the spool, then the file spool, less `skip` leading bytes (`evbuffer_add_file`
-    /// takes each descriptor).
-    private func sendSpools(skip: Int64) {
-        guard let output = upstream?.socket.output else { return }
-        var skip = skip
-        for part in [spool, fileSpool].compactMap({ $0 }) {
-            let fd = part.takeDescriptor()
-            let offset = min(skip, part.size)
-            skip -= offset
-            guard part.size - offset > 0 else {
-                _ = Glibc.close(fd)
-                continue
-            }
-            guard evbuffer_add_file(output.raw, fd, offset, part.size - offset) == 0 else {
-                spool = nil
-                fileSpool = nil
-                machine.upstreamFailed(
-                    .spoolSend, input: NoBytes(), levels: levels, now: now, actions: &actions)
-                return
-            }
-        }
-        spool = nil
-        fileSpool = nil
     }
 
     /// The exchange's log record: the access log, metrics, and the error log for 5xx.
@@ -142,20 +69,13 @@ extension ClientConnection {
             )
         }
         worker.log(record, client: peer)
-        staging.buffer.drain(staging.buffer.count)
-        spool = nil
-        fileSpool = nil
+        io.exchangeFinished()
     }
 
     private func closeSocket() {
         closed = true
         timers.stop()
-        authCheck?.cancel()
-        authCheck = nil
-        if let upstream { worker.pool.discard(upstream) }
-        upstream = nil
-        spool = nil
-        fileSpool = nil
+        io.close()
         socket.close()
         worker.closed(self)
     }

@@ -12,12 +12,12 @@ extension ClientConnection {
                 tally: .auth(.error, reason: "unavailable"))
             return reportVerdict(index, .refuse(refusal))
         }
-        authCheck?.cancel()
-        authCheck = AuthServiceClient(
+        io.authCheck?.cancel()
+        io.authCheck = AuthServiceClient(
             base: base, settings: service.settings, request: request.head, client: request.client,
             clientTLS: request.secure, tls: worker.pool.clientTLS()
         ) { [unowned self] answer in
-            self.authCheck = nil
+            self.io.authCheck = nil
             self.reportVerdict(index, service.verdict(for: answer, request: request))
             self.execute()
         }

@@ -18,16 +18,9 @@ final class ClientConnection: BufferedSocketDelegate {
     let peerHost: String
     var machine: HTTP1ConnectionStateMachine<BodySink>
     var actions = ActionBuffer()
-    /// The current exchange's upstream connection.
-    var upstream: UpstreamConnection?
-    /// Body bytes read before the upstream connection is ready.
-    let staging = OwnedEvBuffer()
-    /// The spools of `request_body: buffer`.
-    var spool: Spool?
-    var fileSpool: Spool?
+    /// The current exchange's upstream connection, staging buffer, spools and auth check.
+    let io: ExchangeIO
     var timers: ConnectionTimers!
-    /// The auth service being asked about the current request.
-    var authCheck: AuthServiceClient?
     var closed = false
 
     /// - Parameter secure: whether `socket` runs TLS (its handshake done).
@@ -37,6 +30,7 @@ final class ClientConnection: BufferedSocketDelegate {
         self.worker = worker
         self.base = worker.base
         self.peerHost = peer.host
+        self.io = ExchangeIO(worker: worker)
         machine = HTTP1ConnectionStateMachine(
             settings: worker.settings, client: Array(peerHost.utf8), secure: secure, tools: worker.ruleTools,
             now: worker.base.nowMilliseconds, actions: &actions)
@@ -48,16 +42,12 @@ final class ClientConnection: BufferedSocketDelegate {
     }
 
     /// The buffer counts the state machine decides backpressure from.
-    var levels: BufferLevels {
-        BufferLevels(
-            clientOutput: socket.output.count, upstreamOutput: upstream?.socket.output.count ?? 0,
-            staging: staging.buffer.count, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
-    }
+    var levels: BufferLevels { io.levels(clientOutput: socket.output.count) }
 
     var now: Int64 { base.nowMilliseconds }
 
     /// A request body sink over this connection's buffers and spools.
-    var sink: BodySink { BodySink(self) }
+    var sink: BodySink { BodySink(io) }
 
     // MARK: socket events
 
@@ -114,27 +104,47 @@ final class ClientConnection: BufferedSocketDelegate {
     }
 }
 
-extension ClientConnection: UpstreamOwner {
-    func upstreamConnected(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === self.upstream else { return }
+extension ClientConnection: ExchangeHost {
+    var clientOutput: EvBuffer { socket.output }
+
+    func reportUpstreamConnected() {
         machine.upstreamConnected(levels: levels, now: now, actions: &actions)
+    }
+
+    func reportUpstreamReadable() {
+        guard let upstream = io.upstream else { return }
+        machine.upstreamReadable(input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+    }
+
+    func reportUpstreamFailed(_ failure: UpstreamFailure) {
+        if let upstream = io.upstream {
+            machine.upstreamFailed(
+                failure, input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        } else {
+            machine.upstreamFailed(failure, input: NoBytes(), levels: levels, now: now, actions: &actions)
+        }
+    }
+
+    func upstreamConnected(_ upstream: UpstreamConnection) {
+        guard !closed, upstream === io.upstream else { return }
+        reportUpstreamConnected()
         execute()
     }
 
     func upstreamWritable(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === self.upstream else { return }
+        guard !closed, upstream === io.upstream else { return }
         machine.upstreamWritable(levels: levels, now: now, actions: &actions)
         execute()
     }
 
     func upstreamReadable(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === self.upstream else { return }
-        machine.upstreamReadable(input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        guard !closed, upstream === io.upstream else { return }
+        reportUpstreamReadable()
         execute()
     }
 
     func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
-        guard !closed, upstream === self.upstream else {
+        guard !closed, upstream === io.upstream else {
             worker.pool.discard(upstream)
             return
         }
@@ -142,8 +152,7 @@ extension ClientConnection: UpstreamOwner {
         let failure: UpstreamFailure =
             events.contains(.endOfFile) && !events.contains(.error)
             ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
-        machine.upstreamFailed(
-            failure, input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        reportUpstreamFailed(failure)
         execute()
     }
 }

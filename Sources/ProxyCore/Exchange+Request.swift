@@ -75,7 +75,11 @@ extension Exchange {
                 return error
             }
         }
-        spooled = route?.requestBody == .buffer && upstreamFraming == .chunked
+        // A store that needs a length never gets chunks: a stream body whose length cannot be
+        // declared when its file begins (sent chunked, or fields follow the file) is spooled.
+        let spoolsForLength =
+            route?.requestBody == .stream && route?.rules.needsContentLength == true && pendingLength == nil
+        spooled = (route?.requestBody == .buffer || spoolsForLength) && upstreamFraming == .chunked
         return nil
     }
 

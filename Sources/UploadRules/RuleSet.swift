@@ -30,16 +30,20 @@ public struct RuleSet: Sendable {
                 return false
             }
     }
+    /// A provider's store refuses chunked bodies (S3, OSS, COS, Qiniu): the route never sends
+    /// one (a `stream` body whose length cannot be declared is spooled, as `buffer` does).
+    public var needsContentLength: Bool {
+        inject.contains {
+            if case .provider(let provider) = $0.value { return provider.needsContentLength }
+            return false
+        }
+    }
     /// The re-encoded body's length is known once the file's head is written, and a provider's
     /// store needs it: the file is last and FormGate adds nothing after its content (no digest
     /// fields, no field injected `last`). A `stream` route then sends an exact `Content-Length`
     /// for a client body that had one (see `RulePipeline.declareLength`).
     public var lengthFollowsFile: Bool {
-        fileLast && digests.isEmpty && !inject.contains { $0.position == .last }
-            && inject.contains {
-                if case .provider(let provider) = $0.value { return provider.needsContentLength }
-                return false
-            }
+        fileLast && digests.isEmpty && !inject.contains { $0.position == .last } && needsContentLength
     }
     /// `allow_types`: `type/subtype` or `type/*` patterns a file part must match (after
     /// sniffing); empty allows everything.

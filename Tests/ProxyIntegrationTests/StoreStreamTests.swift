@@ -65,6 +65,31 @@ import Testing
         #expect(proxy.peakRSSKiB - baseline < 32 * 1024, "peak \(proxy.peakRSSKiB) KiB from \(baseline) KiB")
     }
 
+    /// A client that sends its body chunked: FormGate cannot declare the length when the
+    /// file begins, so it spools the body and the store still gets a Content-Length.
+    @Test func aChunkedClientBodyIsSpooledForTheStore() throws {
+        let mock = try Self.mock(secret: "stream-sk")
+        defer { mock.stop() }
+        let proxy = try startProxy(
+            Self.route(upstream: mock.url, secret: "secret_key: stream-sk"), workers: 1)
+        defer { proxy.stop() }
+        let file = NSTemporaryDirectory() + "formgate-chunked-\(UUID().uuidString).bin"
+        let content = Array((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) })
+        try Data(content).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = try run(
+            try tool("curl"),
+            [
+                "-sS", "-H", "Transfer-Encoding: chunked", "-F", "title=big", "-F",
+                "file=@\(file);filename=c.bin",
+                proxy.url + "/upload",
+            ])
+        let answer = try jsonObject(result.output)
+        #expect(answer["error"] == nil, "\(answer)")
+        #expect(answer["fsize"] as? Int == content.count)
+        #expect(answer["sha256"] as? String == Digest.hex(content))
+    }
+
     @Test func aRotatedSecretFileSignsAfterSIGHUP() throws {
         let mock = try Self.mock(secret: "sk-rotated-2")
         defer { mock.stop() }

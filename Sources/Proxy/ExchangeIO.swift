@@ -1,0 +1,136 @@
+import CLibevent
+import EventLoop
+import HTTPIO
+import ProxyCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What hosts an exchange in the shell (an HTTP/1.1 connection; an HTTP/2 stream): the
+/// exchange's I/O, and the state-machine events the shared action code reports back.
+protocol ExchangeHost: UpstreamOwner {
+    /// The exchange's upstream connection, staging buffer, spools and auth check.
+    var io: ExchangeIO { get }
+    /// The buffer the exchange's response bytes go to.
+    var clientOutput: EvBuffer { get }
+    /// The upstream connection is ready (a pooled one, at once).
+    func reportUpstreamConnected()
+    /// The upstream's buffered input should be looked at again.
+    func reportUpstreamReadable()
+    /// The upstream connection could not be had or failed.
+    func reportUpstreamFailed(_ failure: UpstreamFailure)
+}
+
+/// The shell resources of one exchange — its upstream connection, the staging buffer, the
+/// spools of `request_body: buffer` and the auth-service request — and the execution of the
+/// exchange's upstream actions. An HTTP/1.1 connection keeps one across its requests.
+final class ExchangeIO {
+    unowned let worker: Worker
+    /// The exchange's upstream connection.
+    var upstream: UpstreamConnection?
+    /// Body bytes read before the upstream connection is ready.
+    let staging = OwnedEvBuffer()
+    /// The spools of `request_body: buffer`.
+    var spool: Spool?
+    var fileSpool: Spool?
+    /// The auth service being asked about the current request.
+    var authCheck: AuthServiceClient?
+
+    init(worker: Worker) {
+        self.worker = worker
+    }
+
+    /// The buffer counts the state machine decides backpressure from.
+    func levels(clientOutput: Int) -> BufferLevels {
+        BufferLevels(
+            clientOutput: clientOutput, upstreamOutput: upstream?.socket.output.count ?? 0,
+            staging: staging.buffer.count, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
+    }
+
+    /// Executes `action` when it is one of the upstream's; returns whether it was.
+    /// (`sendUpstream` is the host's: its bytes are in the host's action buffer.)
+    func performUpstream(_ action: ProxyAction, host: some ExchangeHost) -> Bool {
+        switch action {
+        case .connectUpstream(let target):
+            connect(target, host: host)
+        case .moveStagingToUpstream:
+            if let upstream { staging.buffer.moveAll(to: upstream.socket.output) }
+        case .sendSpoolsUpstream(let skip):
+            sendSpools(skip: skip, host: host)
+        case .moveResponseBody(let count):
+            upstream?.socket.input.move(count, to: host.clientOutput)
+        case .pauseUpstreamReads:
+            upstream?.socket.setReading(false)
+        case .resumeUpstreamReads:
+            upstream?.socket.setReading(true)
+        case .processUpstreamInput:
+            if upstream != nil { host.reportUpstreamReadable() }
+        case .releaseUpstream:
+            if let upstream {
+                upstream.requestsServed += 1
+                worker.pool.release(upstream)
+            }
+            upstream = nil
+        case .abortUpstream:
+            if let upstream { worker.pool.discard(upstream) }
+            upstream = nil
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Takes a pooled connection or opens one; the host hears when it is ready.
+    private func connect(_ target: UpstreamURL, host: some ExchangeHost) {
+        do throws(ProxyError) {
+            let connection = try worker.pool.acquire(target, owner: host)
+            upstream = connection
+            connection.socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
+            if connection.isConnected { host.reportUpstreamConnected() }
+        } catch {
+            host.reportUpstreamFailed(.unreachable(error.detail))
+        }
+    }
+
+    /// Queues the spool, then the file spool, less `skip` leading bytes (`evbuffer_add_file`
+    /// takes each descriptor).
+    private func sendSpools(skip: Int64, host: some ExchangeHost) {
+        guard let output = upstream?.socket.output else { return }
+        var skip = skip
+        for part in [spool, fileSpool].compactMap({ $0 }) {
+            let fd = part.takeDescriptor()
+            let offset = min(skip, part.size)
+            skip -= offset
+            guard part.size - offset > 0 else {
+                _ = Glibc.close(fd)
+                continue
+            }
+            guard evbuffer_add_file(output.raw, fd, offset, part.size - offset) == 0 else {
+                spool = nil
+                fileSpool = nil
+                host.reportUpstreamFailed(.spoolSend)
+                return
+            }
+        }
+        spool = nil
+        fileSpool = nil
+    }
+
+    /// The exchange ended: its staged bytes and spools go.
+    func exchangeFinished() {
+        staging.buffer.drain(staging.buffer.count)
+        spool = nil
+        fileSpool = nil
+    }
+
+    /// The host closes: everything the exchange held goes, the upstream connection closed.
+    func close() {
+        authCheck?.cancel()
+        authCheck = nil
+        if let upstream { worker.pool.discard(upstream) }
+        upstream = nil
+        spool = nil
+        fileSpool = nil
+    }
+}
