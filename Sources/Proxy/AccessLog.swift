@@ -44,6 +44,12 @@ final class AccessLog: @unchecked Sendable {
         line.integer(record.upstreamMilliseconds)
         line.key("route")
         line.string(record.route)
+        line.key("protocol")
+        line.string(record.clientProtocol.isHTTP2 ? "h2" : "http/1.1")
+        if let stream = record.clientProtocol.streamID {
+            line.key("stream")
+            line.integer(Int64(stream))
+        }
         line.key("identity")
         line.string(record.identity)
         if let multipart = record.multipart {
