@@ -120,6 +120,50 @@ import UploadRules
         }
     }
 
+    /// A store that needs a length never gets chunks over HTTP/2 either: with a
+    /// content-length the head waits for the file and declares it, without one the body is
+    /// spooled; either way the upstream gets an exact Content-Length and the file whole.
+    @Test(arguments: [true, false])
+    func aStoreRouteGetsAnExactLength(contentLength: Bool) throws {
+        var route = Route(pathPrefix: "/u", requestBody: .stream, rewritesMultipart: true)
+        route.rules.dropFields = ["token"]
+        route.rules.inject = [
+            Injection(
+                name: "token", position: .before("file"),
+                value: .provider(
+                    QiniuProvider(
+                        fieldName: "token",
+                        policy: QiniuPolicy(
+                            accessKey: "AK", secretKey: "SK", scope: try Template("photos:{filename}"),
+                            ttlSeconds: 60, extra: []))))
+        ]
+        let body = DeclaredLengthTests.body(tail: "\r\n--b--\r\n")
+        let harness = try StreamHarness(
+            path: "/u",
+            fields: [("content-type", "multipart/form-data; boundary=b")]
+                + (contentLength ? [("content-length", String(body.count))] : []),
+            routes: RouteTable([route]))
+        if harness.shell.upstream == .connecting { harness.upstreamConnects() }
+        var offset = 0
+        while offset < body.count {
+            harness.clientSends(body[offset..<min(offset + 3_000, body.count)])
+            harness.upstreamDrains()
+            offset += 3_000
+        }
+        harness.clientEndsStream()
+        if harness.shell.upstream == .connecting { harness.upstreamConnects() }
+        while !harness.shell.upstreamOutput.isEmpty || harness.shell.clientInput.count > 0 {
+            harness.upstreamDrains()
+        }
+        let (head, sent) = DeclaredLengthTests.split(harness.shell.upstreamReceived)
+        #expect(!head.contains("Transfer-Encoding"), "\(head)")
+        #expect((head + "\r\n").contains("\r\nContent-Length: \(sent.count)\r\n"), "\(head)")
+        let parts = try DeclaredLengthTests.parts(head, sent)
+        #expect(parts.map(\.name) == ["title", "token", "file"])
+        #expect(parts.last?.content == DeclaredLengthTests.file)
+        #expect((harness.shell.spool != nil) == !contentLength, "spooled exactly when no content-length came")
+    }
+
     @Test(arguments: [true, false])
     func aBufferRouteSpoolsAndSendsTheExactLength(contentLength: Bool) throws {
         let (head, sent) = try Self.h2Upload(.buffer, contentLength: contentLength)
