@@ -88,7 +88,8 @@ extension ConfigLoader {
             case "enabled": settings.enabled = decoder.bool(value, keyPath) ?? true
             case "h2c": settings.h2c = decoder.bool(value, keyPath) ?? false
             case "max_concurrent_streams":
-                guard let count = decoder.string(value, keyPath).flatMap({ Int($0) }), (1...1000).contains(count)
+                guard let count = decoder.string(value, keyPath).flatMap({ Int($0) }),
+                    (1...1000).contains(count)
                 else {
                     decoder.fail(value.mark, keyPath, "expected 1 to 1000")
                     continue
@@ -96,11 +97,16 @@ extension ConfigLoader {
                 settings.maxConcurrentStreams = count
             case "stream_window", "connection_window":
                 // RFC 9113 §6.9.2: at least the protocol's 65,535, at most 2^31-1.
-                guard let size = decoder.size(value, keyPath), (65_535...Int64(Int32.max)).contains(size) else {
+                guard let size = decoder.size(value, keyPath), (65_535...Int64(Int32.max)).contains(size)
+                else {
                     decoder.fail(value.mark, keyPath, "expected 64KiB to 2GiB-1")
                     continue
                 }
-                if key == "stream_window" { settings.streamWindow = size } else { settings.connectionWindow = size }
+                if key == "stream_window" {
+                    settings.streamWindow = size
+                } else {
+                    settings.connectionWindow = size
+                }
             default: break
             }
         }

@@ -170,7 +170,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             }
         }
         if !cookies.isEmpty {
-            fields.append(name: Array("cookie".utf8), value: Array(cookies.joined(separator: Array("; ".utf8))))
+            fields.append(
+                name: Array("cookie".utf8), value: Array(cookies.joined(separator: Array("; ".utf8))))
         }
         return fields
     }
@@ -183,7 +184,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     /// A header list over `limits.header_bytes`: 431, as on HTTP/1.1.
     private func answerHeadersTooLarge(_ id: Int32) {
-        let error = ProxyError(.headTooLarge, detail: "request header section too large", limit: "header_bytes")
+        let error = ProxyError(
+            .headTooLarge, detail: "request header section too large", limit: "header_bytes")
         let answer = ErrorResponse.make(error, request: nil, requestID: nil, date: date(base.nowMilliseconds))
         do throws(HTTP2Error) {
             try session.respond(streamID: id, status: answer.status, fields: answer.headers, hasBody: true)
@@ -196,7 +198,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     /// A request refused before its exchange: its log line.
     private func logRefused(_ id: Int32, status: Int, detail: String, error: ProxyError? = nil) {
-        var record = AccessRecord(early: error ?? ProxyError(.badRequest, detail: detail), now: base.nowMilliseconds)
+        var record = AccessRecord(
+            early: error ?? ProxyError(.badRequest, detail: detail), now: base.nowMilliseconds)
         record.clientProtocol = .http2(streamID: id)
         record.status = status
         worker.log(record, client: peer)

@@ -25,7 +25,14 @@ extension HTTP2StreamHost {
         case .endClientStream:
             pushOutput()
             connection.session.endStream(streamID: id)
-        case .pauseClientReads, .resumeClientReads, .shutdownClientWrite, .closeClient:
+        case .resumeClientReads:
+            // DATA held while paused is read now: no new frame may come while the window is shut.
+            if input.buffer.count > 0 {
+                exchange.clientReadable(
+                    input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+                    actions: &actions)
+            }
+        case .pauseClientReads, .shutdownClientWrite, .closeClient:
             // The exchange's own view (`clientReadsPaused`) decides whether DATA is read; a
             // stream is closed by its outcome (`settle`), never by the connection's close.
             break
@@ -126,7 +133,8 @@ extension HTTP2StreamHost {
     private func reportVerdict(_ index: Int, _ verdict: Verdict) {
         guard !finished else { return }
         exchange.verdict(
-            index, verdict, input: input.buffer, sink: sink, levels: levels, tools: connection.worker.ruleTools,
+            index, verdict, input: input.buffer, sink: sink, levels: levels,
+            tools: connection.worker.ruleTools,
             date: connection.date(now), now: now, actions: &actions)
     }
 }
@@ -141,7 +149,8 @@ extension HTTP2StreamHost: ExchangeHost {
     func reportUpstreamReadable() {
         guard let upstream = io.upstream else { return }
         exchange.upstreamReadable(
-            input: upstream.socket.input, levels: levels, date: connection.date(now), now: now, actions: &actions)
+            input: upstream.socket.input, levels: levels, date: connection.date(now), now: now,
+            actions: &actions)
     }
 
     func reportUpstreamFailed(_ failure: UpstreamFailure) {
@@ -151,7 +160,8 @@ extension HTTP2StreamHost: ExchangeHost {
                 actions: &actions)
         } else {
             exchange.upstreamFailed(
-                failure, input: NoBytes(), levels: levels, date: connection.date(now), now: now, actions: &actions)
+                failure, input: NoBytes(), levels: levels, date: connection.date(now), now: now,
+                actions: &actions)
         }
     }
 

@@ -41,7 +41,8 @@ final class HTTP2StreamHost {
         let now = connection.base.nowMilliseconds
         exchange = Exchange(
             head: head, framing: framing, settings: worker.settings,
-            requestID: Hex.random(words: 2, using: &connection.random), client: Array(connection.peerHost.utf8),
+            requestID: Hex.random(words: 2, using: &connection.random),
+            client: Array(connection.peerHost.utf8),
             secure: connection.secure, clientProtocol: .http2(streamID: id), now: now)
         timers = ConnectionTimers(base: connection.base) { [unowned self] timer in self.timerFired(timer) }
         exchange.start(
@@ -88,7 +89,8 @@ final class HTTP2StreamHost {
 
     /// The session sent some of the stream's response: the exchange may read its upstream again.
     func outputDrained() {
-        guard !finished, connection.session.outboundCount(streamID: id) <= connection.worker.settings.highWater
+        guard !finished,
+            connection.session.outboundCount(streamID: id) <= connection.worker.settings.highWater
         else { return }
         exchange.clientDrained(now: now, actions: &actions)
         execute()

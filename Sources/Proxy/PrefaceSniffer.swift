@@ -15,7 +15,8 @@ final class PrefaceSniffer: BufferedSocketDelegate {
     private unowned let worker: Worker
     private var timer: Timer?
 
-    init(socket: BufferedSocket, peer: SocketAddress, settings: ListenerConfig.HTTP2Settings, worker: Worker) {
+    init(socket: BufferedSocket, peer: SocketAddress, settings: ListenerConfig.HTTP2Settings, worker: Worker)
+    {
         self.socket = socket
         self.peer = peer
         self.settings = settings

@@ -24,7 +24,8 @@ final class TLSHandshake: BufferedSocketDelegate {
     /// Starts waiting for the handshake of `socket` (made by `BufferedSocket.accepted(base:fd:tls:)`),
     /// for at most `timeoutMilliseconds`.
     init(
-        socket: BufferedSocket, peer: SocketAddress, http2: ListenerConfig.HTTP2Settings? = nil, worker: Worker,
+        socket: BufferedSocket, peer: SocketAddress, http2: ListenerConfig.HTTP2Settings? = nil,
+        worker: Worker,
         timeoutMilliseconds: Int64
     ) {
         self.socket = socket

@@ -162,7 +162,8 @@ final class Worker {
         let client: any ServedConnection
         if let http2 {
             do throws(HTTP2Error) {
-                client = try HTTP2Connection(socket: socket, peer: peer, secure: secure, settings: http2, worker: self)
+                client = try HTTP2Connection(
+                    socket: socket, peer: peer, secure: secure, settings: http2, worker: self)
             } catch {
                 ErrorLog.shared.write(.error, "cannot start an HTTP/2 session: \(error)")
                 socket.close()
@@ -336,10 +337,12 @@ public final class ProxyServer: @unchecked Sendable {
             let address = try SocketAddress(parsing: listener.address)
             try Listener.checkAvailable(address)
             let tls = try listener.tls.map { settings throws(EventLoopError) in
-                try TLSListenerContext(address: listener.address, settings: settings, http2: listener.servesHTTP2)
+                try TLSListenerContext(
+                    address: listener.address, settings: settings, http2: listener.servesHTTP2)
             }
             bindings.append(
-                ListenerBinding(address: address, tls: tls, http2: listener.servesHTTP2 ? listener.http2 : nil))
+                ListenerBinding(
+                    address: address, tls: tls, http2: listener.servesHTTP2 ? listener.http2 : nil))
         }
         tlsContexts = bindings.compactMap(\.tls)
         secureListeners = bindings.map { $0.tls != nil }
