@@ -115,6 +115,13 @@ final class AccessLog: @unchecked Sendable {
         line.string(client.host)
         line.key("status")
         line.integer(record.status)
+        if let stream = record.clientProtocol.streamID {
+            // An HTTP/2 stream refused before its exchange (malformed, 431).
+            line.key("protocol")
+            line.string("h2")
+            line.key("stream")
+            line.integer(Int64(stream))
+        }
         line.key("error")
         line.string(record.error ?? "")
         emit(&line)
