@@ -60,7 +60,7 @@ let package = Package(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
-                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto",
+                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2",
             ],
             swiftSettings: strict),
         .target(

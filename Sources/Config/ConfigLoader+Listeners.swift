@@ -4,7 +4,10 @@
 
 /// `listen:` one address, a listener mapping `{ address, tls }`, or a list of either.
 extension ConfigLoader {
-    static let listenerKeys: Set<String> = ["address", "tls"]
+    static let listenerKeys: Set<String> = ["address", "tls", "http2"]
+    static let http2Keys: Set<String> = [
+        "enabled", "h2c", "max_concurrent_streams", "stream_window", "connection_window",
+    ]
     static let tlsKeys: Set<String> = ["certificates", "min_version"]
     static let certificateKeys: Set<String> = ["cert", "key"]
 
@@ -46,6 +49,7 @@ extension ConfigLoader {
         guard let entries = decoder.mapping(node, path, allowed: listenerKeys) else { return nil }
         var address: String?
         var tls: ListenerConfig.TLSSettings?
+        var http2 = ListenerConfig.HTTP2Settings()
         var valid = true
         for (key, _, value) in entries {
             let keyPath = join(path, key)
@@ -53,6 +57,12 @@ extension ConfigLoader {
             case "address":
                 address = listenAddress(value, keyPath, &decoder)
                 valid = valid && address != nil
+            case "http2":
+                guard let settings = decodeHTTP2(value, keyPath, &decoder) else {
+                    valid = false
+                    continue
+                }
+                http2 = settings
             default:
                 tls = decodeTLS(value, keyPath, &decoder)
                 valid = valid && tls != nil
@@ -62,7 +72,48 @@ extension ConfigLoader {
             if valid { decoder.fail(node.mark, join(path, "address"), "a listener needs an address") }
             return nil
         }
-        return valid ? ListenerConfig(address: address, tls: tls) : nil
+        return valid ? ListenerConfig(address: address, tls: tls, http2: http2) : nil
+    }
+
+    /// `http2: { enabled, h2c, max_concurrent_streams, stream_window, connection_window }`.
+    static func decodeHTTP2(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
+        -> ListenerConfig.HTTP2Settings?
+    {
+        guard let entries = decoder.mapping(node, path, allowed: http2Keys) else { return nil }
+        let errorsBefore = decoder.errors.count
+        var settings = ListenerConfig.HTTP2Settings()
+        for (key, _, value) in entries {
+            let keyPath = join(path, key)
+            switch key {
+            case "enabled": settings.enabled = decoder.bool(value, keyPath) ?? true
+            case "h2c": settings.h2c = decoder.bool(value, keyPath) ?? false
+            case "max_concurrent_streams":
+                guard let count = decoder.string(value, keyPath).flatMap({ Int($0) }),
+                    (1...1000).contains(count)
+                else {
+                    decoder.fail(value.mark, keyPath, "expected 1 to 1000")
+                    continue
+                }
+                settings.maxConcurrentStreams = count
+            case "stream_window", "connection_window":
+                // RFC 9113 §6.9.2: at least the protocol's 65,535, at most 2^31-1.
+                guard let size = decoder.size(value, keyPath), (65_535...Int64(Int32.max)).contains(size)
+                else {
+                    decoder.fail(value.mark, keyPath, "expected 64KiB to 2GiB-1")
+                    continue
+                }
+                if key == "stream_window" {
+                    settings.streamWindow = size
+                } else {
+                    settings.connectionWindow = size
+                }
+            default: break
+            }
+        }
+        if settings.connectionWindow < settings.streamWindow {
+            decoder.fail(node.mark, join(path, "connection_window"), "must be at least stream_window")
+        }
+        return decoder.errors.count == errorsBefore ? settings : nil
     }
 
     static func listenAddress(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> String? {

@@ -4,11 +4,38 @@ public struct ListenerConfig: Sendable, Equatable {
     public var address: String
     /// `tls:` the listener's TLS settings; `nil` for plain HTTP.
     public var tls: TLSSettings?
+    /// `http2:` whether and how the listener serves HTTP/2.
+    public var http2: HTTP2Settings
 
     /// A listener on `address`, plain unless `tls` is given.
-    public init(address: String, tls: TLSSettings? = nil) {
+    public init(address: String, tls: TLSSettings? = nil, http2: HTTP2Settings = HTTP2Settings()) {
         self.address = address
         self.tls = tls
+        self.http2 = http2
+    }
+
+    /// Whether connections may speak HTTP/2: ALPN `h2` on a TLS listener (unless
+    /// `http2.enabled: false`), prior-knowledge h2c on a plain one with `http2.h2c: true`.
+    public var servesHTTP2: Bool { tls != nil ? http2.enabled : http2.h2c }
+
+    /// `http2:` of a listener (RFC 9113 settings FormGate announces).
+    public struct HTTP2Settings: Sendable, Equatable {
+        /// `enabled:` a TLS listener offers `h2` in ALPN before `http/1.1` (default true).
+        public var enabled = true
+        /// `h2c:` a plain listener takes HTTP/2 with prior knowledge: a connection that opens
+        /// with the connection preface (default false; HTTP/1.1 is served either way).
+        public var h2c = false
+        /// `max_concurrent_streams:` SETTINGS_MAX_CONCURRENT_STREAMS (default 128).
+        public var maxConcurrentStreams = 128
+        /// `stream_window:` each stream's receive window, the most of one upload's body held
+        /// before FormGate has passed it on (default 1 MiB; the protocol's 64 KiB is far too
+        /// small for uploads over any distance).
+        public var streamWindow: Int64 = 1 << 20
+        /// `connection_window:` the connection's receive window (default 16 MiB).
+        public var connectionWindow: Int64 = 16 << 20
+
+        /// The defaults.
+        public init() {}
     }
 
     /// `tls:` of a listener.

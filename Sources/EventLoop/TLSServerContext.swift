@@ -36,8 +36,9 @@ public struct TLSCertificateFiles: Sendable, Equatable {
 /// connection's transport keeps the one it started with alive, so the `SSL_CTX`s and the
 /// callbacks' argument outlive every handshake that uses them.
 public final class TLSServerContext: @unchecked Sendable {
-    /// The protocols the server agrees to in ALPN, in preference order (HTTP/2 adds `h2`).
-    public static let applicationProtocols = ["http/1.1"]
+    /// The protocols the server agrees to in ALPN, in preference order (`h2` first on a
+    /// listener that serves HTTP/2).
+    public let applicationProtocols: [String]
     /// Sessions the server-side cache holds at most (OpenSSL's default size).
     static let sessionCacheSize = 20_480
     /// The session id context: a session resumes only on a FormGate listener.
@@ -55,9 +56,11 @@ public final class TLSServerContext: @unchecked Sendable {
     ///
     /// - Throws: `EventLoopError` naming the file when OpenSSL cannot read one, a key does not
     ///   match its certificate, or `certificates` is empty.
-    public init(certificates: [TLSCertificateFiles], minimumVersion: TLSMinimumVersion = .tls12)
-        throws(EventLoopError)
-    {
+    public init(
+        certificates: [TLSCertificateFiles], minimumVersion: TLSMinimumVersion = .tls12,
+        applicationProtocols: [String] = ["http/1.1"]
+    ) throws(EventLoopError) {
+        self.applicationProtocols = applicationProtocols
         guard !certificates.isEmpty else { throw EventLoopError("a TLS listener needs a certificate") }
         var contexts: [OpaquePointer] = []
         do throws(EventLoopError) {
@@ -70,7 +73,7 @@ public final class TLSServerContext: @unchecked Sendable {
         }
         self.contexts = contexts
         matcher = ServerNameMatcher(names: contexts.map { Self.names(of: SSL_CTX_get0_certificate($0)) })
-        let wire = Self.applicationProtocols.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+        let wire = applicationProtocols.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
         protocolList = .allocate(capacity: wire.count)
         _ = protocolList.initialize(from: wire)
         let argument = Unmanaged.passUnretained(self).toOpaque()

@@ -6,6 +6,7 @@ public struct BodyDecoder: Sendable {
         case length(Int64)
         case chunked(ChunkedDecoder)
         case untilClose
+        case untilEndOfStream
         case done
     }
 
@@ -20,10 +21,12 @@ public struct BodyDecoder: Sendable {
         case .length(let count): mode = count == 0 ? .done : .length(count)
         case .chunked: mode = .chunked(ChunkedDecoder())
         case .untilClose: mode = .untilClose
+        case .untilEndOfStream: mode = .untilEndOfStream
         }
     }
 
-    /// Whether the whole body has been read (never true for close-delimited bodies).
+    /// Whether the whole body has been read (never true for close-delimited bodies, nor for one
+    /// that ends with its HTTP/2 stream before `endStream(remaining:)`).
     public var isComplete: Bool {
         if case .done = mode { return true }
         return false
@@ -44,7 +47,7 @@ public struct BodyDecoder: Sendable {
         switch mode {
         case .done:
             return 0
-        case .untilClose:
+        case .untilClose, .untilEndOfStream:
             if !buffer.isEmpty { onData(buffer) }
             payloadBytes += Int64(buffer.count)
             return buffer.count
@@ -73,6 +76,20 @@ public struct BodyDecoder: Sendable {
         let taken = min(Int64(count), remaining)
         payloadBytes += taken
         mode = remaining - taken == 0 ? .done : .length(remaining - taken)
+    }
+
+    /// Whether the body ends with its HTTP/2 stream and the stream has not ended yet.
+    public var endsWithStream: Bool {
+        if case .untilEndOfStream = mode { return true }
+        return false
+    }
+
+    /// The HTTP/2 stream carrying a body that ends with it ended, and `remaining` more bytes
+    /// of the body are buffered: from now on the body is exactly that long (decoded, or moved
+    /// zero-copy, as a Content-Length body). No effect on other framings.
+    public mutating func endStream(remaining: Int) {
+        guard case .untilEndOfStream = mode else { return }
+        mode = remaining == 0 ? .done : .length(Int64(remaining))
     }
 
     /// Remaining bytes of a Content-Length body (`nil` for other framings).

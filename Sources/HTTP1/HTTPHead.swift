@@ -1,6 +1,7 @@
 public import HTTPCore
 
-/// An HTTP version: `HTTP/1.0` or `HTTP/1.1`.
+/// An HTTP version: `HTTP/1.0` or `HTTP/1.1` on the wire, or `HTTP/2` for a request an HTTP/2
+/// stream carried (its head built from HEADERS, never parsed from text).
 public struct HTTPVersion: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var major: Int
     public var minor: Int
@@ -12,6 +13,8 @@ public struct HTTPVersion: Equatable, Hashable, Sendable, CustomStringConvertibl
 
     public static let http10 = HTTPVersion(major: 1, minor: 0)
     public static let http11 = HTTPVersion(major: 1, minor: 1)
+    /// HTTP/2 (RFC 9113): connection management is the transport's, not the head's.
+    public static let http2 = HTTPVersion(major: 2, minor: 0)
 
     public var description: String { "HTTP/\(major).\(minor)" }
 }

@@ -10,6 +10,9 @@ public enum BodyFraming: Equatable, Sendable {
     case chunked
     /// Until the connection closes (responses only).
     case untilClose
+    /// Until the HTTP/2 stream ends (END_STREAM): a request without `content-length` (RFC 9113
+    /// §8.1). Its decoder learns the end from `BodyDecoder.endStream(remaining:)`.
+    case untilEndOfStream
 }
 
 /// Framing decisions, strict where a disagreement between two parsers would let a request be
@@ -29,6 +32,22 @@ public enum MessageFraming {
         }
         guard lengths > 0 else { return .none }
         guard lengths == 1, let length = parseContentLength(head.headers.firstValue("Content-Length")!) else {
+            throw HTTP1Error(.invalidContentLength)
+        }
+        return length == 0 ? .none : .length(length)
+    }
+
+    /// The body framing of a request an HTTP/2 stream carries (RFC 9113 §8.1.1): its
+    /// `content-length` when it sent one, else until the stream ends; `.none` when the HEADERS
+    /// frame ended the stream. Refuses a malformed or repeated `content-length`, and one above 0
+    /// on a stream that ended with its HEADERS. (The transport refuses `transfer-encoding`
+    /// before: it is connection-specific in HTTP/2, RFC 9113 §8.2.2.)
+    public static func http2Request(_ head: RequestHead, endsStream: Bool) throws(HTTP1Error) -> BodyFraming {
+        let lengths = head.headers.count(of: "Content-Length")
+        guard lengths > 0 else { return endsStream ? .none : .untilEndOfStream }
+        guard lengths == 1, let length = parseContentLength(head.headers.firstValue("Content-Length")!),
+            !endsStream || length == 0
+        else {
             throw HTTP1Error(.invalidContentLength)
         }
         return length == 0 ? .none : .length(length)

@@ -44,6 +44,12 @@ final class AccessLog: @unchecked Sendable {
         line.integer(record.upstreamMilliseconds)
         line.key("route")
         line.string(record.route)
+        line.key("protocol")
+        line.string(record.clientProtocol.isHTTP2 ? "h2" : "http/1.1")
+        if let stream = record.clientProtocol.streamID {
+            line.key("stream")
+            line.integer(Int64(stream))
+        }
         line.key("identity")
         line.string(record.identity)
         if let multipart = record.multipart {
@@ -109,6 +115,13 @@ final class AccessLog: @unchecked Sendable {
         line.string(client.host)
         line.key("status")
         line.integer(record.status)
+        if let stream = record.clientProtocol.streamID {
+            // An HTTP/2 stream refused before its exchange (malformed, 431).
+            line.key("protocol")
+            line.string("h2")
+            line.key("stream")
+            line.integer(Int64(stream))
+        }
         line.key("error")
         line.string(record.error ?? "")
         emit(&line)

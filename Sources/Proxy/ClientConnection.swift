@@ -39,6 +39,8 @@ final class ClientConnection: BufferedSocketDelegate {
         socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
         socket.enable()
         execute()
+        // Bytes already read (a plain h2c listener sniffed them) are served now.
+        if socket.input.count > 0 { socketReadable(socket) }
     }
 
     /// The buffer counts the state machine decides backpressure from.

@@ -1,3 +1,4 @@
+import Config
 import EventLoop
 
 /// An accepted connection on a TLS listener until its handshake is done: it waits for the
@@ -15,14 +16,21 @@ final class TLSHandshake: BufferedSocketDelegate {
 
     let socket: BufferedSocket
     let peer: SocketAddress
+    /// The listener's HTTP/2 settings when it offers `h2` in ALPN.
+    let http2: ListenerConfig.HTTP2Settings?
     private unowned let worker: Worker
     private var timer: Timer?
 
     /// Starts waiting for the handshake of `socket` (made by `BufferedSocket.accepted(base:fd:tls:)`),
     /// for at most `timeoutMilliseconds`.
-    init(socket: BufferedSocket, peer: SocketAddress, worker: Worker, timeoutMilliseconds: Int64) {
+    init(
+        socket: BufferedSocket, peer: SocketAddress, http2: ListenerConfig.HTTP2Settings? = nil,
+        worker: Worker,
+        timeoutMilliseconds: Int64
+    ) {
         self.socket = socket
         self.peer = peer
+        self.http2 = http2
         self.worker = worker
         socket.delegate = self
         let timer = Timer(base: worker.base) { [unowned self] in self.finish(failure: Self.timeoutReason) }

@@ -8,14 +8,19 @@ import Synchronization
 public final class TLSListenerContext: Sendable {
     /// The listener's address as configured (reloads find their listener by it).
     public let address: String
+    /// What ALPN offers: `h2` first when the listener serves HTTP/2, then `http/1.1`.
+    let applicationProtocols: [String]
     private let context: Mutex<TLSServerContext>
 
     /// Loads the listener's certificates.
     ///
     /// - Throws: `EventLoopError` naming the file OpenSSL could not use.
-    public init(address: String, settings: ListenerConfig.TLSSettings) throws(EventLoopError) {
+    public init(address: String, settings: ListenerConfig.TLSSettings, http2: Bool = false)
+        throws(EventLoopError)
+    {
         self.address = address
-        context = Mutex(try Self.load(settings))
+        applicationProtocols = http2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        context = Mutex(try Self.load(settings, applicationProtocols))
     }
 
     /// The context for a connection accepted now (read once per accept).
@@ -28,16 +33,19 @@ public final class TLSListenerContext: Sendable {
     ///
     /// - Throws: `EventLoopError` naming the file OpenSSL could not use.
     public func reload(_ settings: ListenerConfig.TLSSettings) throws(EventLoopError) {
-        let next = try Self.load(settings)
+        let next = try Self.load(settings, applicationProtocols)
         context.withLock { $0 = next }
     }
 
     /// A server context for `settings`.
-    static func load(_ settings: ListenerConfig.TLSSettings) throws(EventLoopError) -> TLSServerContext {
+    static func load(_ settings: ListenerConfig.TLSSettings, _ protocols: [String]) throws(EventLoopError)
+        -> TLSServerContext
+    {
         try TLSServerContext(
             certificates: settings.certificates.map {
                 TLSCertificateFiles(certificate: $0.certificate, key: $0.key)
             },
-            minimumVersion: TLSMinimumVersion(rawValue: settings.minimumVersion) ?? .tls12)
+            minimumVersion: TLSMinimumVersion(rawValue: settings.minimumVersion) ?? .tls12,
+            applicationProtocols: protocols)
     }
 }

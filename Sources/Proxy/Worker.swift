@@ -1,5 +1,6 @@
 public import Config
 public import EventLoop
+import HTTP2
 import HTTPCore
 import ProxyCore
 import Synchronization
@@ -13,6 +14,8 @@ public import UploadRules
 struct ListenerBinding {
     var address: SocketAddress
     var tls: TLSListenerContext?
+    /// The HTTP/2 settings when the listener serves HTTP/2 (ALPN `h2`, or h2c).
+    var http2: ListenerConfig.HTTP2Settings?
 }
 
 /// One event loop on its own thread: one listener per configured address (SO_REUSEPORT), the
@@ -47,7 +50,9 @@ final class Worker {
     /// Wakes the loop when hashing progresses (from a hashing thread).
     private var hashingNotifier: Notifier?
     private var listeners: [Listener] = []
-    private var clients: [ObjectIdentifier: ClientConnection] = [:]
+    private var clients: [ObjectIdentifier: any ServedConnection] = [:]
+    /// Plain h2c connections whose first bytes are awaited (they count against `maxConnections`).
+    private var sniffers: [ObjectIdentifier: PrefaceSniffer] = [:]
     /// TLS connections whose handshake is under way (they count against `maxConnections`).
     private var handshakes: [ObjectIdentifier: TLSHandshake] = [:]
     private let maxConnections: Int
@@ -69,12 +74,11 @@ final class Worker {
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
         maxConnections = max(1, config.limits.connections / workers)
         for binding in listeners {
-            let tls = binding.tls
             self.listeners.append(
                 try Listener(
                     base: base, address: binding.address, reusePort: true,
                     onAcceptError: { [unowned self] error in self.acceptFailed(errno: error) },
-                    onAccept: { [unowned self] fd, peer in self.accept(fd, peer, tls: tls) }))
+                    onAccept: { [unowned self] fd, peer in self.accept(fd, peer, binding) }))
         }
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
         acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
@@ -111,6 +115,7 @@ final class Worker {
                 listeners.removeAll()
                 pool.closeAll()
                 for handshake in Array(handshakes.values) { handshake.abandon() }
+                for sniffer in Array(sniffers.values) { sniffer.abandon() }
                 for client in Array(clients.values) { client.drain() }
                 stopIfDrained()
             }
@@ -118,42 +123,75 @@ final class Worker {
     }
 
     private func stopIfDrained() {
-        if draining, clients.isEmpty, handshakes.isEmpty { base.stop() }
+        if draining, clients.isEmpty, handshakes.isEmpty, sniffers.isEmpty { base.stop() }
     }
 
     /// The addresses the listeners are bound to, in configuration order.
     var addresses: [SocketAddress?] { listeners.map(\.boundAddress) }
 
     /// Open connections, handshaking ones included.
-    private var connectionCount: Int { clients.count + handshakes.count }
+    private var connectionCount: Int { clients.count + handshakes.count + sniffers.count }
 
     /// A TLS listener's connection waits for its handshake (reading the listener's current
     /// context once); a plain one starts serving.
-    private func accept(_ fd: Int32, _ peer: SocketAddress, tls: TLSListenerContext?) {
-        if let tls {
+    private func accept(_ fd: Int32, _ peer: SocketAddress, _ binding: ListenerBinding) {
+        if let tls = binding.tls {
             guard let socket = try? BufferedSocket.accepted(base: base, fd: fd, tls: tls.current) else {
                 return
             }
             let handshake = TLSHandshake(
-                socket: socket, peer: peer, worker: self, timeoutMilliseconds: config.timeouts.tlsHandshake)
+                socket: socket, peer: peer, http2: binding.http2, worker: self,
+                timeoutMilliseconds: config.timeouts.tlsHandshake)
             handshakes[ObjectIdentifier(handshake)] = handshake
         } else {
             guard let socket = try? BufferedSocket.accepted(base: base, fd: fd) else { return }
-            serve(socket, peer: peer, secure: false)
+            if let http2 = binding.http2 {
+                let sniffer = PrefaceSniffer(socket: socket, peer: peer, settings: http2, worker: self)
+                sniffers[ObjectIdentifier(sniffer)] = sniffer
+            } else {
+                serve(socket, peer: peer, secure: false, http2: nil)
+            }
         }
         if connectionCount >= maxConnections { for listener in listeners { listener.disable() } }
     }
 
-    private func serve(_ socket: BufferedSocket, peer: SocketAddress, secure: Bool) {
-        let client = ClientConnection(socket: socket, peer: peer, secure: secure, worker: self)
+    /// Serves HTTP/1.1 on `socket`, or HTTP/2 with `http2`'s settings.
+    private func serve(
+        _ socket: BufferedSocket, peer: SocketAddress, secure: Bool, http2: ListenerConfig.HTTP2Settings?
+    ) {
+        let client: any ServedConnection
+        if let http2 {
+            do throws(HTTP2Error) {
+                client = try HTTP2Connection(
+                    socket: socket, peer: peer, secure: secure, settings: http2, worker: self)
+            } catch {
+                ErrorLog.shared.write(.error, "cannot start an HTTP/2 session: \(error)")
+                socket.close()
+                return connectionEnded()
+            }
+        } else {
+            client = ClientConnection(socket: socket, peer: peer, secure: secure, worker: self)
+        }
         clients[ObjectIdentifier(client)] = client
         metrics.update { $0.activeConnections += 1 }
     }
 
-    /// A TLS handshake is done: the connection serves HTTP.
+    /// A TLS handshake is done: the connection serves HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
     func handshakeFinished(_ handshake: TLSHandshake) {
         guard handshakes.removeValue(forKey: ObjectIdentifier(handshake)) != nil else { return }
-        serve(handshake.socket, peer: handshake.peer, secure: true)
+        let http2 = handshake.socket.applicationProtocol == "h2" ? handshake.http2 : nil
+        serve(handshake.socket, peer: handshake.peer, secure: true, http2: http2)
+    }
+
+    /// A plain h2c listener's connection spoke: HTTP/2 (`true`), HTTP/1.1 (`false`), or it
+    /// closed or stayed silent (`nil`).
+    func sniffed(_ sniffer: PrefaceSniffer, http2: Bool?) {
+        guard sniffers.removeValue(forKey: ObjectIdentifier(sniffer)) != nil else { return }
+        guard let http2 else {
+            sniffer.socket.close()
+            return connectionEnded()
+        }
+        serve(sniffer.socket, peer: sniffer.peer, secure: false, http2: http2 ? sniffer.settings : nil)
     }
 
     /// A TLS handshake failed or timed out (counted under `reason`), or was abandoned (`nil`);
@@ -186,7 +224,7 @@ final class Worker {
         ErrorLog.shared.write(.warn, line + " (\(clients.count) client connections open in this worker)")
     }
 
-    func closed(_ client: ClientConnection) {
+    func closed(_ client: any ServedConnection) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         metrics.update { $0.activeConnections -= 1 }
         connectionEnded()
@@ -261,6 +299,7 @@ final class Worker {
         base.run()
         pool.closeAll()
         for handshake in Array(handshakes.values) { handshake.abandon() }
+        for sniffer in Array(sniffers.values) { sniffer.abandon() }
         for client in clients.values { client.close() }
     }
 
@@ -298,9 +337,12 @@ public final class ProxyServer: @unchecked Sendable {
             let address = try SocketAddress(parsing: listener.address)
             try Listener.checkAvailable(address)
             let tls = try listener.tls.map { settings throws(EventLoopError) in
-                try TLSListenerContext(address: listener.address, settings: settings)
+                try TLSListenerContext(
+                    address: listener.address, settings: settings, http2: listener.servesHTTP2)
             }
-            bindings.append(ListenerBinding(address: address, tls: tls))
+            bindings.append(
+                ListenerBinding(
+                    address: address, tls: tls, http2: listener.servesHTTP2 ? listener.http2 : nil))
         }
         tlsContexts = bindings.compactMap(\.tls)
         secureListeners = bindings.map { $0.tls != nil }

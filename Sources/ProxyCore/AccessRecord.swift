@@ -34,7 +34,8 @@ public struct AccessRecord: Sendable {
     public var upstreamStatus: Int?
     /// Request body bytes read (after de-chunking).
     public var bytesIn: Int64 = 0
-    /// Bytes sent to the client (heads included).
+    /// Bytes sent to the client (heads included; HTTP/2: body bytes only, the shell encodes
+    /// the heads).
     public var bytesOut: Int64 = 0
     /// The clock reading (milliseconds) when the head was read.
     public var startedAt: Int64
@@ -44,6 +45,8 @@ public struct AccessRecord: Sendable {
     public var upstreamMilliseconds: Int64?
     /// The route's name.
     public var route: String?
+    /// The transport the request came over (the log's `protocol` and, for HTTP/2, stream id).
+    public var clientProtocol = ClientProtocol.http1
     /// What went wrong, if anything (never a secret).
     public var error: String?
     /// How the exchange failed, for metrics.

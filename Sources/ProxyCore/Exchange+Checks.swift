@@ -83,6 +83,7 @@ extension Exchange {
             refused(refusal, date: date, now: now, actions: &actions)
         case .abort:
             record.error = "aborted by a request check"
+            closeNowReset = .cancel
             endUpstream(reusable: false, &actions)
             finish(status: 444, now: now, actions: &actions)
             outcome = .closeNow

@@ -2,7 +2,8 @@ public import HTTP1
 
 extension Exchange {
     /// Answers with an error when no response has started (the host then closes with a
-    /// lingering close), or cuts the response off; logs the exchange.
+    /// lingering close; HTTP/2: head, body and END_STREAM, no `Connection: close`), or cuts the
+    /// response off; logs the exchange.
     public mutating func fail(_ error: ProxyError, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil else { return }
         endUpstream(reusable: false, &actions)
@@ -13,10 +14,23 @@ extension Exchange {
             outcome = .closeNow
             return
         }
-        record.bytesOut += Int64(
-            actions.sendClient {
-                ErrorResponse.write(error, request: head, requestID: requestID, date: date, into: &$0)
-            })
+        if clientProtocol.isHTTP2 {
+            let answer = ErrorResponse.make(error, request: head, requestID: requestID, date: date)
+            let bodiless = answer.body.isEmpty
+            actions.append(
+                .respondClient(
+                    StreamResponseHead(status: answer.status, headers: answer.headers, endsStream: bodiless)))
+            if !bodiless {
+                record.bytesOut += Int64(
+                    actions.sendClient { out in answer.body.withUnsafeBytes { out.write($0) } })
+                actions.append(.endClientStream)
+            }
+        } else {
+            record.bytesOut += Int64(
+                actions.sendClient {
+                    ErrorResponse.write(error, request: head, requestID: requestID, date: date, into: &$0)
+                })
+        }
         finish(status: error.status, now: now, actions: &actions)
         outcome = .refused
     }
@@ -26,6 +40,7 @@ extension Exchange {
     public mutating func clientGone(now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil else { return }
         record.error = "client closed the connection"
+        closeNowReset = nil
         endUpstream(reusable: false, &actions)
         finish(status: 499, now: now, actions: &actions)
         outcome = .closeNow

@@ -47,9 +47,14 @@ extension Exchange {
                     date: date, now: now, actions: &actions)
             }
         }
-        if head.expectsContinue, decoder.isComplete == false, head.version == .http11 {
-            // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
-            actions.sendClient { ErrorResponse.writeContinue(into: &$0) }
+        if head.expectsContinue, decoder.isComplete == false {
+            if clientProtocol.isHTTP2 {
+                // RFC 9113 §8.1: an interim HEADERS frame.
+                actions.append(.respondClient(.continue))
+            } else if head.version == .http11 {
+                // Never to HTTP/1.0 (RFC 9110 §15.2: no 1xx to a 1.0 client; §10.1.1: ignore it).
+                actions.sendClient { ErrorResponse.writeContinue(into: &$0) }
+            }
         }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }
@@ -79,10 +84,14 @@ extension Exchange {
     }
 
     /// The client sent body bytes (or the exchange is asked to look at its input again).
+    /// HTTP/2: DATA beyond the body's `content-length` makes the request malformed.
     public mutating func clientReadable(
         input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
+        if outcome == nil, inputOverflowsBody(input) {
+            return refuseMalformed("more DATA than the request's content-length", now: now, actions: &actions)
+        }
         if requestPhase == .held { return holdInput(input, &actions) }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }

@@ -14,7 +14,8 @@ extension Exchange {
             input: input, levels: levels, ignoringWatermark: false, date: date, now: now, actions: &actions)
     }
 
-    /// The client drained its output: read the upstream's response again.
+    /// The client drained its output (HTTP/2: the stream's output, taken by DATA frames): read
+    /// the upstream's response again.
     public mutating func clientDrained(now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil, upstreamReadsPaused else { return }
         upstreamReadsPaused = false
@@ -109,11 +110,21 @@ extension Exchange {
         }
         record.upstreamStatus = upstreamHead.status
         record.upstreamMilliseconds = now - upstreamStartedAt
-        let keepClient = head.keepAlive && requestPhase == .done && connectionMayPersist && !clientHalfClosed
-        let chunkToClient = (framing == .chunked || framing == .untilClose) && head.version == .http11
-        let clientHead = ClientResponseHead.make(
-            upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
-        record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
+        let chunkToClient =
+            (framing == .chunked || framing == .untilClose) && head.version == .http11
+            && !clientProtocol.isHTTP2
+        if clientProtocol.isHTTP2 {
+            // HEADERS; the body follows de-framed (never chunked), trailers dropped.
+            let streamHead = ClientResponseHead.stream(upstreamHead, framing: framing, date: date)
+            headEndedStream = streamHead.endsStream
+            actions.append(.respondClient(streamHead))
+        } else {
+            let keepClient =
+                head.keepAlive && requestPhase == .done && connectionMayPersist && !clientHalfClosed
+            let clientHead = ClientResponseHead.make(
+                upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
+            record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
+        }
         responseStarted = true
         if requestPhase != .done {
             // An early answer: the rest of the request body will not be forwarded.
@@ -130,9 +141,15 @@ extension Exchange {
         if case .body(_, _, let chunked) = response, chunked {
             record.bytesOut += Int64(actions.sendClient { ChunkedEncoder.writeEnd(into: &$0) })
         }
+        if clientProtocol.isHTTP2, !headEndedStream { actions.append(.endClientStream) }
         response = .done
         endUpstream(reusable: reusable && requestSent && decoder.isComplete, &actions)
         finish(status: record.upstreamStatus ?? 502, now: now, actions: &actions)
+        if clientProtocol.isHTTP2 {
+            // An early answer to a client still sending: RST_STREAM NO_ERROR after it.
+            outcome = .complete(keepAlive: false, linger: !decoder.isComplete && !clientStreamEnded)
+            return
+        }
         let keepAlive =
             head.keepAlive && decoder.isComplete && requestSent && connectionMayPersist && !clientHalfClosed
         // An early answer leaves the client still sending its body: linger.

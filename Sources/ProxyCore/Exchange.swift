@@ -9,11 +9,25 @@ public import UploadRules
 ///
 /// A value-type state machine: its `mutating` methods take an event (with the clock reading
 /// `now`, in milliseconds) and append what the shell must do to an `ActionBuffer`. It knows
-/// nothing of HTTP/1 connection management; its host (`HTTP1ConnectionStateMachine` today)
-/// reads `outcome` after each event. Bytes it parses or rewrites come from a `ByteSource` and
-/// go to the shell's `Sink`; bytes it forwards untouched move as actions.
+/// nothing of connection management; its host (`HTTP1ConnectionStateMachine`, or the HTTP/2
+/// transport, one exchange per stream) reads `outcome` after each event. What differs between
+/// the two (the response head, 100-continue, keep-alive, the end of the body) follows
+/// `clientProtocol`; the HTTP/2 events are in `Exchange+HTTP2`. Bytes it parses or rewrites
+/// come from a `ByteSource` and go to the shell's `Sink`; bytes it forwards untouched move as
+/// actions.
 public struct Exchange<Sink: RequestBodySink> {
     /// How the exchange ended, for its host.
+    ///
+    /// On an HTTP/2 stream (RFC 9113) the connection goes on whatever the outcome:
+    /// - `complete`: the stream is done (its END_STREAM is queued); `keepAlive` is always
+    ///   `false`, and `linger` says the client may still be sending a body the exchange did not
+    ///   read (an early answer): RST_STREAM NO_ERROR after the response (§8.1).
+    /// - `refused`: an error answer is queued (head, body, END_STREAM); when the client had not
+    ///   ended its stream, RST_STREAM NO_ERROR after it (§8.1).
+    /// - `closeNow`: RST_STREAM CANCEL when a verdict aborted, INTERNAL_ERROR when the response
+    ///   broke off, none when the client left (it reset the stream, or the connection ended).
+    /// - `malformed`: RST_STREAM PROTOCOL_ERROR, unanswered (§8.1.1).
+    /// `streamReset` gives the code for the outcome reached.
     public enum Outcome: Sendable, Equatable {
         /// The response is complete; the connection may carry another request when
         /// `keepAlive`, else it closes (lingering when the client may still be sending).
@@ -22,6 +36,10 @@ public struct Exchange<Sink: RequestBodySink> {
         case refused
         /// Close now, unanswered (the client left, the response broke off, a verdict aborted).
         case closeNow
+        /// HTTP/2 only: the request is malformed (RFC 9113 §8.1.1: its DATA disagreed with its
+        /// `content-length`): reset the stream with PROTOCOL_ERROR; logged as 400, the upstream
+        /// aborted before it had a whole request.
+        case malformed
     }
 
     /// Where the request stands.
@@ -54,6 +72,8 @@ public struct Exchange<Sink: RequestBodySink> {
 
     /// The request head (after the connection's field checks).
     public let head: RequestHead
+    /// The transport the request came over.
+    public let clientProtocol: ClientProtocol
     /// The matched route, if any.
     public let route: Route?
     /// The request id (`X-Request-Id`).
@@ -104,9 +124,18 @@ public struct Exchange<Sink: RequestBodySink> {
     /// Whether this exchange has paused the client's reads.
     public internal(set) var clientReadsPaused = false
     var upstreamReadsPaused = false
-    /// Set by the host: the client will send nothing more (it half-closed).
+    /// Set by the host: the client will send nothing more (it half-closed). HTTP/1 only: an
+    /// HTTP/2 stream's end is `clientEndStream`.
     public var clientHalfClosed = false
+    /// HTTP/2: the client ended its stream (END_STREAM, or HEADERS that did: a `.none`
+    /// framing); the input holds the rest of the body.
+    public internal(set) var clientStreamEnded = false
+    /// HTTP/2: the response head ended the stream (no body, no `endClientStream`).
+    var headEndedStream = false
+    /// HTTP/2: the reset an outcome of `closeNow` calls for (none when the client left).
+    var closeNowReset: StreamResetCode? = .internalError
     /// Set by the host: the connection cannot carry another request (draining, half-closed).
+    /// HTTP/1 only.
     public var connectionMayPersist = true
     var record: AccessRecord
     /// How the exchange ended; `nil` while it runs.
@@ -118,11 +147,15 @@ public struct Exchange<Sink: RequestBodySink> {
     ///   - requestID: the id to use when the client sent none (or an unusable one).
     ///   - client: the client's numeric address.
     ///   - secure: whether the connection is TLS.
+    ///   - clientProtocol: the transport; an HTTP/2 stream's `head` is built from its HEADERS
+    ///     (version `.http2`, `:authority` as `Host`) and `framing` is
+    ///     `MessageFraming.http2Request`'s.
     public init(
         head: RequestHead, framing: BodyFraming, settings: ProxySettings, requestID: String, client: [UInt8],
-        secure: Bool = false, now: Int64
+        secure: Bool = false, clientProtocol: ClientProtocol = .http1, now: Int64
     ) {
         self.head = head
+        self.clientProtocol = clientProtocol
         self.settings = settings
         self.client = client
         self.secure = secure
@@ -132,10 +165,14 @@ public struct Exchange<Sink: RequestBodySink> {
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 } ?? requestID
         self.target = route?.upstream ?? settings.upstream
         self.decoder = BodyDecoder(framing)
-        self.upstreamFraming = framing
+        // A body that ends with its stream has no length to declare: chunks, or the spool.
+        self.upstreamFraming = framing == .untilEndOfStream ? .chunked : framing
         self.record = AccessRecord(
             requestID: self.requestID, method: head.method, path: String(head.path), route: route?.name,
             startedAt: now)
+        self.record.clientProtocol = clientProtocol
+        // HEADERS with END_STREAM, or a content-length of 0: nothing more may come.
+        self.clientStreamEnded = clientProtocol.isHTTP2 && framing == .none
     }
 
     /// Whether the exchange still runs.

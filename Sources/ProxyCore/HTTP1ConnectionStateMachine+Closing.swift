@@ -15,7 +15,8 @@ extension HTTP1ConnectionStateMachine {
                 }
             case .refused:
                 flushAndClose(linger: true, levels, now: now, actions: &actions)
-            case .closeNow:
+            case .closeNow, .malformed:
+                // (`malformed` is an HTTP/2 stream's; an HTTP/1 exchange never ends so.)
                 close(now: now, actions: &actions)
             }
         }

@@ -45,18 +45,11 @@ extension HTTP1ConnectionStateMachine {
     }
 
     /// Removes request fields whose name contains `_` unless `underscores_in_headers` allows
-    /// them, as nginx does: CGI-style servers (PHP, Python WSGI) turn `-` and `_` alike into
-    /// `_`, so `Content_Length` or `X_Forwarded_For` would stand in for the field FormGate
-    /// checked or set. Each drop counts as the rule action `drop_underscore_header`.
+    /// them (`RequestHead.removeUnderscoreFields`); each drop counts as a rule action.
     func dropUnderscoreFields(_ head: inout RequestHead, _ actions: inout ActionBuffer) {
         guard !settings.underscoresInHeaders else { return }
-        var dropped = 0
-        head.headers.forEachField { name, _ in
-            if name.contains(UInt8(ascii: "_")) { dropped += 1 }
-        }
-        guard dropped > 0 else { return }
-        head.headers.removeFields(whereName: { $0.contains(UInt8(ascii: "_")) })
-        actions.append(.droppedUnderscoreFields(dropped))
+        let dropped = head.removeUnderscoreFields()
+        if dropped > 0 { actions.append(.droppedUnderscoreFields(dropped)) }
     }
 
     /// Answers a request refused before its exchange could start (its head was unreadable)

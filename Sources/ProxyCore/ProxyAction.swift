@@ -30,13 +30,25 @@ public enum TimerID: Hashable, Sendable {
 
 /// What the I/O shell must do. The state machines return these in order; the shell executes
 /// each, in that order, and makes no decision of its own.
+///
+/// For an exchange on an HTTP/2 stream, "the client" is that stream: its input is the stream's
+/// DATA (one buffer per stream), its output the stream's response body, and the head goes as
+/// `respondClient`, never as bytes.
 public enum ProxyAction: Sendable {
-    /// Write `bytes` of the action buffer's byte store to the client.
+    /// Write `bytes` of the action buffer's byte store to the client (HTTP/2: response body
+    /// bytes of the stream, sent as DATA).
     case sendClient(Range<Int>)
-    /// Stop reading the client (backpressure, a held request, a closing connection).
+    /// Stop reading the client (backpressure, a held request, a closing connection). HTTP/2:
+    /// stop consuming the stream's DATA, so its flow-control window is not reopened.
     case pauseClientReads
-    /// Read the client again.
+    /// Read the client again (HTTP/2: consume the stream's DATA again).
     case resumeClientReads
+    /// HTTP/2: send `head` on the stream as a HEADERS frame, ahead of the body bytes that
+    /// follow. (Boxed, as `finish` is: the fields would make every action large.)
+    indirect case respondClient(StreamResponseHead)
+    /// HTTP/2: the response body is complete: END_STREAM after the body bytes queued before
+    /// it. Follows every `respondClient` of a final head that did not itself end the stream.
+    case endClientStream
     /// Run the client's buffered input through the state machine again (after actions that
     /// had to be executed first).
     case processClientInput
@@ -58,7 +70,8 @@ public enum ProxyAction: Sendable {
     /// Append the spool, then the file spool, to the upstream's output (`evbuffer_add_file`),
     /// leaving out the first `skip` bytes; a failure is reported as `spoolFailed`.
     case sendSpoolsUpstream(skip: Int64)
-    /// Move this many response body bytes from the upstream's input to the client (zero-copy).
+    /// Move this many response body bytes from the upstream's input to the client (zero-copy;
+    /// HTTP/2: to the stream's output).
     case moveResponseBody(Int)
     /// Stop reading the upstream (the client does not drain).
     case pauseUpstreamReads

@@ -88,6 +88,10 @@ final class FakeShell {
     var sentAfterClose = 0
     /// Every action executed, in order (for assertions on the sequence).
     var log: [String] = []
+    /// HTTP/2: the response heads sent on the stream, in order.
+    var streamHeads: [StreamResponseHead] = []
+    /// HTTP/2: how many times the stream was ended (`endClientStream`).
+    var streamEnds = 0
 
     var levels: BufferLevels {
         BufferLevels(

@@ -134,66 +134,17 @@ final class Harness {
     }
 
     private func perform(_ action: ProxyAction) {
-        shell.log.append(String(describing: action).prefix { $0 != "(" }.description)
+        shell.note(action)
         switch action {
-        case .sendClient(let range):
-            if shell.closed { shell.sentAfterClose += 1 }
-            actions.withBytes(range) { shell.clientOutput.append(contentsOf: $0) }
-        case .pauseClientReads: shell.clientReading = false
-        case .resumeClientReads: shell.clientReading = true
         case .processClientInput:
             machine.clientReadable(
                 input: shell.clientInput, sink: sink, levels: shell.levels, settings: settings, now: now,
                 actions: &actions)
-        case .discardClientInput: shell.clientInput.bytes.removeAll()
-        case .moveRequestBody(let count, let destination):
-            if shell.closed { shell.sentAfterClose += 1 }
-            let bytes = shell.clientInput.remove(count)
-            if destination == .upstream { shell.upstreamOutput += bytes } else { shell.staging += bytes }
-        case .shutdownClientWrite: shell.shutDown = true
-        case .closeClient: shell.closed = true
-        case .startTimer(let id, let deadline):
-            shell.timers[id] = deadline
-            shell.timersStarted += 1
-        case .cancelTimer(let id): shell.timers[id] = nil
-        case .exchangeStarted: shell.exchangesStarted += 1
-        case .finish(let record): shell.records.append(record)
-        case .droppedUnderscoreFields: break
-        default: performUpstream(action)
-        }
-    }
-
-    private func performUpstream(_ action: ProxyAction) {
-        switch action {
-        case .connectUpstream(let target):
-            shell.connects.append(target)
-            shell.upstream = .connecting
-        case .sendUpstream(let range):
-            if shell.closed { shell.sentAfterClose += 1 }
-            actions.withBytes(range) { shell.upstreamOutput.append(contentsOf: $0) }
-        case .moveStagingToUpstream:
-            shell.upstreamOutput += shell.staging
-            shell.staging.removeAll()
-        case .sendSpoolsUpstream(let skip):
-            let body = (shell.spool ?? []) + (shell.fileSpool ?? [])
-            shell.upstreamOutput += body.dropFirst(Int(skip))
-        case .moveResponseBody(let count):
-            if shell.closed { shell.sentAfterClose += 1 }
-            shell.clientOutput += shell.upstreamInput.remove(count)
-        case .pauseUpstreamReads: shell.upstreamReading = false
-        case .resumeUpstreamReads: shell.upstreamReading = true
         case .processUpstreamInput:
             machine.upstreamReadable(
                 input: shell.upstreamInput, levels: shell.levels, now: now, actions: &actions)
-        case .releaseUpstream:
-            shell.released += 1
-            shell.upstream = .none
-            shell.upstreamInput.bytes.removeAll()
-        case .abortUpstream:
-            shell.aborted += 1
-            shell.upstream = .none
-            shell.upstreamInput.bytes.removeAll()
-        default: break
+        default:
+            shell.perform(action, in: actions)
         }
     }
 }

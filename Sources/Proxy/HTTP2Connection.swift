@@ -1,0 +1,295 @@
+import Config
+import EventLoop
+import HTTP1
+import HTTP2
+import HTTPCore
+import HTTPIO
+import ProxyCore
+
+/// One HTTP/2 client connection (ALPN `h2`, or h2c with prior knowledge): the socket's bytes
+/// go into the nghttp2 session, its events start and feed one `HTTP2StreamHost` per stream,
+/// and what the session has to send goes back to the socket.
+///
+/// Lives on its worker's loop thread; the worker keeps it alive until it closes.
+final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
+    let socket: BufferedSocket
+    unowned let worker: Worker
+    let base: EventBase
+    let peer: SocketAddress
+    let peerHost: String
+    let secure: Bool
+    let session: HTTP2ServerSession
+    var random = SecureRandom()
+    private var httpDate = HTTPDate()
+    private var streams: [Int32: HTTP2StreamHost] = [:]
+    /// Streams whose exchange ended but which the session still holds (their answer goes).
+    private var finishing: [Int32: HTTP2StreamHost] = [:]
+    private var idleTimer: Timer?
+    private var stallTimer: Timer?
+    /// When the client's window last closed on a response that waits to go.
+    private var stalledSince: Int64?
+    private var closed = false
+    private var flushing = false
+    /// The session is done: the socket closes once its output is written.
+    private var closing = false
+
+    init(
+        socket: BufferedSocket, peer: SocketAddress, secure: Bool, settings: ListenerConfig.HTTP2Settings,
+        worker: Worker
+    ) throws(HTTP2Error) {
+        self.socket = socket
+        self.peer = peer
+        self.peerHost = peer.host
+        self.secure = secure
+        self.worker = worker
+        self.base = worker.base
+        var sessionSettings = HTTP2Settings()
+        sessionSettings.maxConcurrentStreams = UInt32(settings.maxConcurrentStreams)
+        sessionSettings.initialStreamWindow = Int32(settings.streamWindow)
+        sessionSettings.connectionWindow = Int32(settings.connectionWindow)
+        sessionSettings.maxHeaderListSize = UInt32(clamping: worker.settings.limits.headerBytes)
+        session = try HTTP2ServerSession(settings: sessionSettings)
+        idleTimer = Timer(base: base) { [unowned self] in self.idleTimedOut() }
+        stallTimer = Timer(base: base) { [unowned self] in self.stallTimedOut() }
+        socket.delegate = self
+        socket.setWatermarks(readHigh: 256 * 1024, writeLow: 0)
+        socket.enable()
+        flush()
+        // Bytes read before the hand-over (the preface a plain listener sniffed).
+        if socket.input.count > 0 { socketReadable(socket) }
+        armIdleTimer()
+    }
+
+    /// The `Date` value for a response sent now.
+    func date(_ now: Int64) -> [UInt8] { httpDate.value(at: now / 1000) }
+
+    // MARK: socket events
+
+    func socketReadable(_ socket: BufferedSocket) {
+        guard !closed else { return }
+        var failure: HTTP2Error?
+        socket.input.forEachChunk { chunk in
+            do throws(HTTP2Error) {
+                try session.receive(chunk)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        socket.input.drain(socket.input.count)
+        dispatchEvents()
+        if let failure {
+            // A connection error (a flood, a protocol violation): nghttp2 queued its GOAWAY,
+            // or one is sent now; it goes out, then the connection closes.
+            let flood = failure.code == HTTP2Error.flooded || failure.code == HTTP2Error.tooManyContinuations
+            try? session.goAway(code: flood ? .enhanceYourCalm : .protocolError)
+            for stream in Array(streams.values) { stream.clientGone() }
+            closing = true
+        }
+        flush()
+        armIdleTimer()
+    }
+
+    func socketWritable(_ socket: BufferedSocket) {
+        guard !closed else { return }
+        if closing, socket.output.count == 0 { return closeConnection() }
+        flush()
+    }
+
+    func socket(_ socket: BufferedSocket, events: SocketEvents) {
+        guard !closed else { return }
+        closeConnection()
+    }
+
+    // MARK: session events
+
+    private func dispatchEvents() {
+        while let event = session.nextEvent() {
+            switch event {
+            case .request(let id, let head, let endStream):
+                startStream(id, head, endStream: endStream)
+            case .malformed(let id, let reason):
+                logRefused(id, status: 400, detail: "malformed HTTP/2 request: \(reason)")
+            case .headersTooLarge(let id):
+                answerHeadersTooLarge(id)
+            case .data(let id, _):
+                streams[id]?.dataArrived()
+            case .endStream(let id):
+                streams[id]?.endOfStream()
+            case .reset(let id, _):
+                streams[id]?.clientGone()
+            case .closed(let id, _):
+                let stream = streams.removeValue(forKey: id) ?? finishing.removeValue(forKey: id)
+                stream?.streamClosed()
+            case .goaway, .terminating:
+                break
+            }
+        }
+    }
+
+    /// A request's head arrived: its stream host starts the exchange.
+    private func startStream(_ id: Int32, _ http2Head: HTTP2RequestHead, endStream: Bool) {
+        var head = RequestHead(
+            method: http2Head.method, target: http2Head.path, version: .http2,
+            headers: Self.http1Fields(http2Head))
+        let dropped = worker.settings.underscoresInHeaders ? 0 : head.removeUnderscoreFields()
+        if dropped > 0 {
+            worker.metrics.update { $0.ruleActions["drop_underscore_header", default: 0] += dropped }
+        }
+        let framing: BodyFraming
+        do throws(HTTP1Error) {
+            framing = try MessageFraming.http2Request(head, endsStream: endStream)
+        } catch {
+            try? session.reset(streamID: id, code: .protocolError)
+            return logRefused(id, status: 400, detail: "content-length is invalid")
+        }
+        let stream = HTTP2StreamHost(id: id, head: head, framing: framing, connection: self)
+        if stream.finished {
+            finishing[id] = stream
+        } else {
+            streams[id] = stream
+        }
+        if endStream { stream.endOfStream() }
+    }
+
+    /// The fields an HTTP/1.1 upstream reads: `Host` from `:authority` (unless a `host`
+    /// field came), and the `cookie` crumbs joined with "; " (RFC 9113 §8.2.3).
+    static func http1Fields(_ head: HTTP2RequestHead) -> HeaderFields {
+        var fields = HeaderFields()
+        fields.reserveCapacity(head.fields.count + 1)
+        if let authority = head.authority, !head.fields.contains("host") {
+            fields.append(name: "Host", value: authority)
+        }
+        var cookies: [[UInt8]] = []
+        for field in head.fields {
+            if field.nameString == "cookie" {
+                cookies.append(field.value)
+            } else {
+                fields.append(field)
+            }
+        }
+        if !cookies.isEmpty {
+            fields.append(
+                name: Array("cookie".utf8), value: Array(cookies.joined(separator: Array("; ".utf8))))
+        }
+        return fields
+    }
+
+    /// A stream's exchange ended; the session still sends its answer.
+    func streamFinished(_ stream: HTTP2StreamHost) {
+        guard streams.removeValue(forKey: stream.id) != nil else { return }
+        finishing[stream.id] = stream
+    }
+
+    /// A header list over `limits.header_bytes`: 431, as on HTTP/1.1.
+    private func answerHeadersTooLarge(_ id: Int32) {
+        let error = ProxyError(
+            .headTooLarge, detail: "request header section too large", limit: "header_bytes")
+        let answer = ErrorResponse.make(error, request: nil, requestID: nil, date: date(base.nowMilliseconds))
+        do throws(HTTP2Error) {
+            try session.respond(streamID: id, status: answer.status, fields: answer.headers, hasBody: true)
+            answer.body.withUnsafeBytes { session.send(streamID: id, bytes: $0) }
+            session.endStream(streamID: id)
+            try session.resetWhenAnswered(streamID: id)
+        } catch {}
+        logRefused(id, status: 431, detail: error.detail, error: error)
+    }
+
+    /// A request refused before its exchange: its log line.
+    private func logRefused(_ id: Int32, status: Int, detail: String, error: ProxyError? = nil) {
+        var record = AccessRecord(
+            early: error ?? ProxyError(.badRequest, detail: detail), now: base.nowMilliseconds)
+        record.clientProtocol = .http2(streamID: id)
+        record.status = status
+        worker.log(record, client: peer)
+    }
+
+    // MARK: output and lifetime
+
+    /// Writes what the session has to send; streams whose answer drained may read on.
+    func flush() {
+        guard !closed, !flushing else { return }
+        flushing = true
+        defer { flushing = false }
+        var output = socket.output
+        do throws(HTTP2Error) {
+            _ = try session.writeOutput(into: &output)
+        } catch {
+            return closeConnection()
+        }
+        for stream in Array(streams.values) { stream.outputDrained() }
+        if !session.wantsRead, !session.wantsWrite, streams.isEmpty { closing = true }
+        if closing, socket.output.count == 0 { return closeConnection() }
+        watchForStall()
+    }
+
+    /// A response that cannot go because the client keeps its window closed: after
+    /// `timeouts.idle` without the window opening, the connection closes (a client that never
+    /// reads must not hold a stream, an upstream connection and their buffers forever).
+    private func watchForStall() {
+        let stalled = (Array(streams.values) + Array(finishing.values)).contains {
+            session.outboundCount(streamID: $0.id) > 0 && session.isPeerWindowClosed(streamID: $0.id)
+        }
+        if !stalled {
+            stallTimer?.cancel()
+            stalledSince = nil
+        } else if stalledSince == nil {
+            stalledSince = base.nowMilliseconds
+            stallTimer?.schedule(milliseconds: worker.config.timeouts.idle)
+        }
+    }
+
+    private func stallTimedOut() {
+        guard !closed, stalledSince != nil else { return }
+        try? session.goAway(code: .noError)
+        closing = true
+        flush()
+        if !closed { closeConnection() }
+    }
+
+    private func armIdleTimer() {
+        guard streams.isEmpty else {
+            idleTimer?.cancel()
+            return
+        }
+        idleTimer?.schedule(milliseconds: worker.config.timeouts.idle)
+    }
+
+    private func idleTimedOut() {
+        guard !closed, streams.isEmpty else { return }
+        try? session.goAway(code: .noError)
+        flush()
+        closeConnection()
+    }
+
+    /// The worker drains: a graceful GOAWAY; open streams finish.
+    func drain() {
+        guard !closed else { return }
+        try? session.shutdown()
+        flush()
+    }
+
+    func hashingProgressed() {
+        for stream in Array(streams.values) { stream.hashingProgressed() }
+    }
+
+    /// Closes the connection (the worker stops).
+    func close() {
+        closeConnection()
+    }
+
+    private func closeConnection() {
+        guard !closed else { return }
+        closed = true
+        idleTimer?.cancel()
+        idleTimer = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+        for stream in Array(streams.values) + Array(finishing.values) { stream.streamClosed() }
+        streams.removeAll()
+        finishing.removeAll()
+        socket.close()
+        worker.closed(self)
+    }
+}

@@ -1,0 +1,198 @@
+import EventLoop
+import HTTP2
+import HTTPIO
+import ProxyCore
+
+extension HTTP2StreamHost {
+    /// Executes the queued actions in order (actions that report back queue more), then
+    /// settles the stream's window and outcome, and lets the connection write.
+    func execute() {
+        while let action = actions.next() {
+            if closed { continue }
+            perform(action)
+        }
+        settle()
+        connection.flush()
+    }
+
+    private func perform(_ action: ProxyAction) {
+        switch action {
+        case .sendClient(let range):
+            actions.withBytes(range) { output.buffer.add($0) }
+            pushOutput()
+        case .respondClient(let head):
+            respond(head)
+        case .endClientStream:
+            pushOutput()
+            connection.session.endStream(streamID: id)
+        case .resumeClientReads:
+            // DATA held while paused is read now: no new frame may come while the window is shut.
+            if input.buffer.count > 0 {
+                exchange.clientReadable(
+                    input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+                    actions: &actions)
+            }
+        case .pauseClientReads, .shutdownClientWrite, .closeClient:
+            // The exchange's own view (`clientReadsPaused`) decides whether DATA is read; a
+            // stream is closed by its outcome (`settle`), never by the connection's close.
+            break
+        case .processClientInput:
+            exchange.clientReadable(
+                input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+                actions: &actions)
+        case .discardClientInput:
+            input.buffer.drain(input.buffer.count)
+        case .moveRequestBody(let count, let destination):
+            if destination == .upstream, let upstream = io.upstream {
+                input.buffer.move(count, to: upstream.socket.output)
+            } else {
+                input.buffer.move(count, to: io.staging.buffer)
+            }
+        case .startTimer(let timer, let deadline):
+            timers.start(timer, deadline: deadline)
+        case .cancelTimer(let timer):
+            timers.cancel(timer)
+        case .exchangeStarted:
+            connection.worker.exchangeStarted()
+        case .consultCheck(let index):
+            consult(check: index)
+        case .finish(let record):
+            finish(record)
+        case .droppedUnderscoreFields(let count):
+            connection.worker.metrics.update { $0.ruleActions["drop_underscore_header", default: 0] += count }
+        case .sendUpstream(let range):
+            actions.withBytes(range) { io.upstream?.socket.output.add($0) }
+        case .moveResponseBody:
+            _ = io.performUpstream(action, host: self)
+            pushOutput()
+        default:
+            _ = io.performUpstream(action, host: self)
+        }
+    }
+
+    /// The response head goes into the session: HEADERS (with END_STREAM when no body
+    /// follows), or an interim 1xx.
+    private func respond(_ head: StreamResponseHead) {
+        if head.status < 200 {
+            try? connection.session.informational(streamID: id, status: head.status, fields: head.headers)
+            return
+        }
+        do throws(HTTP2Error) {
+            try connection.session.respond(
+                streamID: id, status: head.status, fields: head.headers, hasBody: !head.endsStream)
+            responded = true
+        } catch {
+            // The stream is gone in the session (the client reset it meanwhile).
+            exchange.clientGone(now: now, actions: &actions)
+        }
+    }
+
+    /// Hands the queued response bytes to the session's queue for this stream.
+    func pushOutput() {
+        let buffer = output.buffer
+        guard buffer.count > 0 else { return }
+        buffer.forEachChunk { chunk in
+            connection.session.send(streamID: id, bytes: chunk)
+            return true
+        }
+        buffer.drain(buffer.count)
+    }
+
+    /// The exchange's log record: the access log and metrics; the error log for a 5xx.
+    private func finish(_ record: AccessRecord) {
+        if let failure = record.failure, failure.status >= 500 {
+            ErrorLog.shared.write(
+                .warn,
+                "\(failure.status) for \(connection.peerHost) \(record.method ?? "-") \(record.path ?? "-") (h2 stream \(id)): \(failure.detail)"
+            )
+        }
+        connection.worker.log(record, client: connection.peer)
+        io.exchangeFinished()
+    }
+
+    /// Check `index` of the route held the request: the auth service is asked (as on HTTP/1.1).
+    private func consult(check index: Int) {
+        guard let (check, request) = exchange.pendingCheck(now: now) else { return }
+        guard let service = check as? AuthServiceCheck else {
+            let refusal = Refusal(
+                status: 503, reason: "the request check cannot be consulted",
+                tally: .auth(.error, reason: "unavailable"))
+            return reportVerdict(index, .refuse(refusal))
+        }
+        io.authCheck?.cancel()
+        io.authCheck = AuthServiceClient(
+            base: connection.base, settings: service.settings, request: request.head, client: request.client,
+            clientTLS: request.secure, tls: connection.worker.pool.clientTLS()
+        ) { [unowned self] answer in
+            self.io.authCheck = nil
+            self.reportVerdict(index, service.verdict(for: answer, request: request))
+            self.execute()
+        }
+    }
+
+    private func reportVerdict(_ index: Int, _ verdict: Verdict) {
+        guard !finished else { return }
+        exchange.verdict(
+            index, verdict, input: input.buffer, sink: sink, levels: levels,
+            tools: connection.worker.ruleTools,
+            date: connection.date(now), now: now, actions: &actions)
+    }
+}
+
+extension HTTP2StreamHost: ExchangeHost {
+    var clientOutput: EvBuffer { output.buffer }
+
+    func reportUpstreamConnected() {
+        exchange.upstreamConnected(levels: levels, now: now, actions: &actions)
+    }
+
+    func reportUpstreamReadable() {
+        guard let upstream = io.upstream else { return }
+        exchange.upstreamReadable(
+            input: upstream.socket.input, levels: levels, date: connection.date(now), now: now,
+            actions: &actions)
+    }
+
+    func reportUpstreamFailed(_ failure: UpstreamFailure) {
+        if let upstream = io.upstream {
+            exchange.upstreamFailed(
+                failure, input: upstream.socket.input, levels: levels, date: connection.date(now), now: now,
+                actions: &actions)
+        } else {
+            exchange.upstreamFailed(
+                failure, input: NoBytes(), levels: levels, date: connection.date(now), now: now,
+                actions: &actions)
+        }
+    }
+
+    func upstreamConnected(_ upstream: UpstreamConnection) {
+        guard !finished, upstream === io.upstream else { return }
+        reportUpstreamConnected()
+        execute()
+    }
+
+    func upstreamWritable(_ upstream: UpstreamConnection) {
+        guard !finished, upstream === io.upstream else { return }
+        exchange.upstreamWritable(levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    func upstreamReadable(_ upstream: UpstreamConnection) {
+        guard !finished, upstream === io.upstream else { return }
+        reportUpstreamReadable()
+        execute()
+    }
+
+    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
+        guard !finished, upstream === io.upstream else {
+            connection.worker.pool.discard(upstream)
+            return
+        }
+        let tlsError = upstream.socket.tlsError
+        let failure: UpstreamFailure =
+            events.contains(.endOfFile) && !events.contains(.error)
+            ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
+        reportUpstreamFailed(failure)
+        execute()
+    }
+}

@@ -1,0 +1,160 @@
+import EventLoop
+import HTTP1
+import HTTP2
+import HTTPCore
+import HTTPIO
+import ProxyCore
+
+/// One HTTP/2 stream's shell: its `Exchange`, the request body as it arrives from the
+/// session, the response on its way into the session, and the exchange's I/O. It reports
+/// events to the exchange and executes the actions that come back; it decides nothing.
+///
+/// Flow control is the backpressure: DATA is taken from the session at once (the stream's
+/// window bounds it), and given back to the window (`consume`) only as the exchange hands the
+/// bytes on, so a stream whose upstream is slow stalls alone.
+final class HTTP2StreamHost {
+    let id: Int32
+    unowned let connection: HTTP2Connection
+    var exchange: Exchange<BodySink>
+    var actions = ActionBuffer()
+    let io: ExchangeIO
+    /// Request body bytes taken from the session and not yet handed on by the exchange.
+    let input = OwnedEvBuffer()
+    /// Response bytes the exchange queued, on their way into the session's stream queue.
+    let output = OwnedEvBuffer()
+    var timers: ConnectionTimers!
+    /// Request bytes taken from the session, and those given back to its window.
+    private var taken: Int64 = 0
+    private var consumed: Int64 = 0
+    /// The exchange's outcome was acted on.
+    private(set) var finished = false
+    /// A response head went into the session (a reset then waits for the answer's end).
+    var responded = false
+    /// The stream closed in the session: nothing more is sent on it.
+    private(set) var closed = false
+
+    init(id: Int32, head: RequestHead, framing: BodyFraming, connection: HTTP2Connection) {
+        self.id = id
+        self.connection = connection
+        let worker = connection.worker
+        io = ExchangeIO(worker: worker)
+        let now = connection.base.nowMilliseconds
+        exchange = Exchange(
+            head: head, framing: framing, settings: worker.settings,
+            requestID: Hex.random(words: 2, using: &connection.random),
+            client: Array(connection.peerHost.utf8),
+            secure: connection.secure, clientProtocol: .http2(streamID: id), now: now)
+        timers = ConnectionTimers(base: connection.base) { [unowned self] timer in self.timerFired(timer) }
+        exchange.start(
+            input: input.buffer, sink: sink, levels: levels, tools: worker.ruleTools,
+            date: connection.date(now), now: now, actions: &actions)
+        execute()
+    }
+
+    var now: Int64 { connection.base.nowMilliseconds }
+    var sink: BodySink { BodySink(io) }
+    var levels: BufferLevels {
+        io.levels(clientOutput: output.buffer.count + connection.session.outboundCount(streamID: id))
+    }
+
+    // MARK: events from the connection
+
+    /// DATA arrived: it moves into `input`, and the exchange reads it unless it paused.
+    func dataArrived() {
+        guard !finished else { return discardInbound() }
+        var buffer = input.buffer
+        taken += Int64(connection.session.readInbound(streamID: id, into: &buffer))
+        guard !exchange.clientReadsPaused else { return }
+        exchange.clientReadable(
+            input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+            actions: &actions)
+        execute()
+    }
+
+    /// The client ended its stream (END_STREAM).
+    func endOfStream() {
+        guard !finished else { return }
+        exchange.clientEndStream(
+            input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+            actions: &actions)
+        execute()
+    }
+
+    /// The client reset the stream, or the connection went away under it.
+    func clientGone() {
+        guard !finished else { return }
+        exchange.clientGone(now: now, actions: &actions)
+        execute()
+    }
+
+    /// The session sent some of the stream's response: the exchange may read its upstream again.
+    func outputDrained() {
+        guard !finished,
+            connection.session.outboundCount(streamID: id) <= connection.worker.settings.highWater
+        else { return }
+        exchange.clientDrained(now: now, actions: &actions)
+        execute()
+    }
+
+    /// The worker's hashing queue reported progress.
+    func hashingProgressed() {
+        guard !finished else { return }
+        exchange.hashingProgressed(
+            sink: sink, levels: levels, date: connection.date(now), now: now, actions: &actions)
+        execute()
+    }
+
+    /// The session forgot the stream: everything it held goes.
+    func streamClosed() {
+        if !finished { clientGone() }
+        closed = true
+        timers.stop()
+        io.close()
+    }
+
+    private func timerFired(_ timer: TimerID) {
+        guard !finished else { return }
+        exchange.timer(timer, date: connection.date(now), now: now, actions: &actions)
+        execute()
+    }
+
+    /// Bytes that arrive after the exchange ended are read and given back at once.
+    private func discardInbound() {
+        let count = connection.session.inboundCount(streamID: id)
+        guard count > 0 else { return }
+        var discard = DiscardingSink()
+        _ = connection.session.readInbound(streamID: id, into: &discard)
+        connection.session.consume(streamID: id, count: count)
+    }
+
+    // MARK: after each event
+
+    /// Gives back to the stream's window what the exchange handed on, and acts on its outcome.
+    func settle() {
+        let handedOn = taken - Int64(input.buffer.count) - consumed
+        if handedOn > 0 {
+            connection.session.consume(streamID: id, count: Int(handedOn))
+            consumed += handedOn
+        }
+        guard !finished, exchange.outcome != nil else { return }
+        finished = true
+        timers.stop()
+        if let code = exchange.streamReset {
+            let errorCode = HTTP2ErrorCode(rawValue: code.rawValue)
+            // After an answer the reset waits for its END_STREAM (RFC 9113 §8.1).
+            if responded, code == .noError {
+                try? connection.session.resetWhenAnswered(streamID: id, code: errorCode)
+            } else {
+                try? connection.session.reset(streamID: id, code: errorCode)
+            }
+        }
+        input.buffer.drain(input.buffer.count)
+        discardInbound()
+        connection.streamFinished(self)
+    }
+}
+
+/// A sink that drops what it is given (request bytes after the exchange ended).
+struct DiscardingSink: ByteSink {
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {}
+}

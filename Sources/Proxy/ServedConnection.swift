@@ -1,0 +1,12 @@
+/// A client connection a worker keeps open: HTTP/1.1 (`ClientConnection`) or HTTP/2
+/// (`HTTP2Connection`).
+protocol ServedConnection: AnyObject {
+    /// The worker drains: idle connections close, busy ones after their exchanges.
+    func drain()
+    /// The worker stops: close now.
+    func close()
+    /// The worker's hashing queue reported progress.
+    func hashingProgressed()
+}
+
+extension ClientConnection: ServedConnection {}
