@@ -157,7 +157,8 @@ import Testing
             )
             .first,
             "no result in \(dom.suffix(500))")
-        let prefix = "STATUS 200 https: "
+        // The upload went over HTTP/2, negotiated by ALPN (the page reads nextHopProtocol).
+        let prefix = "STATUS 200 https: h2 "
         #expect(text.hasPrefix(prefix), "\(text.prefix(300))")
         let json = text.dropFirst(prefix.count).replacingOccurrences(of: "&quot;", with: "\"")
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
