@@ -104,6 +104,65 @@ import Testing
         #expect(protocols == ["h2", "http/1.1", "http/1.1"])
     }
 
+    /// PHP's own parser sees over HTTP/2 what a direct HTTP/1.1 upload gives it, in both modes.
+    @Test(arguments: ["stream", "buffer"])
+    func phpSeesWhatADirectUploadGivesIt(mode: String) throws {
+        let (php, port) = try startPHP()
+        defer { php.stop() }
+        let proxy = try startListeners(
+            ["{ address: 127.0.0.1:0, http2: { h2c: true } }"],
+            "upstream: http://127.0.0.1:\(port)\nroutes:\n  - match: { path: / }\n    request_body: \(mode)\n    multipart: {}\n",
+            workers: 1)
+        defer { proxy.stop() }
+        let file = NSTemporaryDirectory() + "formgate-h2-php-\(UUID().uuidString)"
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
+            to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func upload(_ base: String, _ flags: [String]) throws -> [String: Any] {
+            let result = try run(
+                try tool("curl"),
+                ["-sS"] + flags + [
+                    "-F", "title=Résumé \"quoted\"", "-F", "tags[]=a", "-F", "tags[]=b",
+                    "-F", "doc=@\(file);filename=report 2024.pdf;type=application/pdf", base + "/upload.php",
+                ])
+            return try jsonObject(result.output)
+        }
+        let direct = try upload("http://127.0.0.1:\(port)", [])
+        let proxied = try upload(proxy.url, ["--http2-prior-knowledge"])
+        #expect(NSDictionary(dictionary: direct).isEqual(to: proxied), "direct \(direct)\nproxied \(proxied)")
+        #expect(proxy.accessLog(atLeast: 1).first?["protocol"] as? String == "h2")
+    }
+
+    /// 1 GiB over one h2c stream: byte-exact upstream, and the proxy's memory stays bounded
+    /// (the stream's 1 MiB window and the watermarks, not the upload's size).
+    @Test func aGibibyteStreamsThroughInBoundedMemory() throws {
+        let setup = try Setup()
+        defer { setup.stop() }
+        let path = setup.certificates.directory + "/big.bin"
+        let chunk = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        let digest = Digest()
+        for index in 0..<1024 {
+            var block = chunk
+            block[0] = UInt8(truncatingIfNeeded: index)
+            handle.write(Data(block))
+            digest.update(block)
+        }
+        try handle.close()
+        let baseline = setup.proxy.residentKiB
+        let (receipt, version) = try Self.curl([
+            "--http2-prior-knowledge", "-F", "title=two", "-F", "file=@\(path)",
+            "http://127.0.0.1:\(setup.h2cPort)/upload",
+        ])
+        #expect(version == "2")
+        Self.expectReceived(receipt, size: 1 << 30, sha256: digest.hex())
+        #expect(
+            setup.proxy.peakRSSKiB - baseline < 64 * 1024,
+            "peak \(setup.proxy.peakRSSKiB) KiB from \(baseline) KiB")
+    }
+
     /// Uploads at once on one connection, with httpx (curl 7.88's `--parallel` fails its
     /// second multipart upload on a multiplexed connection, against nginx too).
     @Test(arguments: [(10, 2 << 20), (100, 256 << 10)])
