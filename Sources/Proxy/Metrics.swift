@@ -41,6 +41,8 @@ final class Metrics: Sendable {
     struct RequestRecord {
         var route: String
         var status: Int
+        /// Whether the request came on an HTTP/2 stream.
+        var http2 = false
         var bytesIn: Int64 = 0
         var bytesOut: Int64 = 0
         var parts = 0
@@ -62,6 +64,9 @@ final class Metrics: Sendable {
     struct State {
         /// Requests by route (`none` when no exchange started) and status.
         var requests: [RequestKey: Int] = [:]
+        /// Requests by client protocol: HTTP/1.x and HTTP/2.
+        var http1Requests = 0
+        var http2Requests = 0
         var bytesIn = 0
         var bytesOut = 0
         var parts = 0
@@ -102,6 +107,7 @@ final class Metrics: Sendable {
         state.withLock { state in
             state.uploadsInFlight -= 1
             state.requests[RequestKey(route: record.route, status: record.status), default: 0] += 1
+            if record.http2 { state.http2Requests += 1 } else { state.http1Requests += 1 }
             state.bytesIn += Int(record.bytesIn)
             state.bytesOut += Int(record.bytesOut)
             state.parts += record.parts
@@ -149,6 +155,11 @@ final class Metrics: Sendable {
         for (route, status, count) in Self.requestCounts(snapshot) {
             out += "formgate_requests_total\(Self.labels([("route", route), ("status", status)])) \(count)\n"
         }
+        Self.family(
+            "formgate_requests_by_protocol_total", "counter", "Requests by the client's protocol.", into: &out
+        )
+        out += "formgate_requests_by_protocol_total{protocol=\"http/1.1\"} \(snapshot.http1Requests)\n"
+        out += "formgate_requests_by_protocol_total{protocol=\"h2\"} \(snapshot.http2Requests)\n"
         Self.family(
             "formgate_received_bytes_total", "counter", "Request body bytes read from clients.", into: &out)
         out += "formgate_received_bytes_total \(snapshot.bytesIn)\n"

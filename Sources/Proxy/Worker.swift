@@ -266,6 +266,7 @@ final class Worker {
             route: record.route ?? "none", status: record.status, bytesIn: record.bytesIn,
             bytesOut: record.bytesOut, seconds: Double(record.finishedAt - record.startedAt) / 1000,
             upstreamSeconds: record.upstreamMilliseconds.map { Double($0) / 1000 })
+        entry.http2 = record.clientProtocol.isHTTP2
         if let multipart = record.multipart {
             entry.parts = multipart.parts.count
             entry.files = multipart.files

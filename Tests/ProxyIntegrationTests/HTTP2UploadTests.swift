@@ -17,7 +17,7 @@ import Testing
             upstream = try startDemoUpstream()
             proxy = try startListeners(
                 ["{ address: 127.0.0.1:0, http2: { h2c: true } }", tlsListener([leaf])],
-                "upstream: \(upstream.url)\nroutes:\n  - match: { path: /upload }\n    multipart:\n      inject: [{ name: via, value: h2 }]\n"
+                "admin: 127.0.0.1:0\nupstream: \(upstream.url)\nroutes:\n  - match: { path: /upload }\n    multipart:\n      inject: [{ name: via, value: h2 }]\n"
                     + extra, workers: 1)
         }
 
@@ -102,6 +102,8 @@ import Testing
         Self.expectReceived(plain, size: 3 << 20, sha256: file.sha256)
         let protocols = setup.proxy.accessLog(atLeast: 3).compactMap { $0["protocol"] as? String }
         #expect(protocols == ["h2", "http/1.1", "http/1.1"])
+        #expect(try setup.proxy.metric("formgate_requests_by_protocol_total{protocol=\"h2\"}") == 1)
+        #expect(try setup.proxy.metric("formgate_requests_by_protocol_total{protocol=\"http/1.1\"}") == 2)
     }
 
     /// PHP's own parser sees over HTTP/2 what a direct HTTP/1.1 upload gives it, in both modes.
