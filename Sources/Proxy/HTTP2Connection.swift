@@ -30,6 +30,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private var stalledSince: Int64?
     private var closed = false
     private var flushing = false
+    /// A flush was asked for while one ran.
+    private var flushAgain = false
     /// The session is done: the socket closes once its output is written.
     private var closing = false
 
@@ -207,18 +209,29 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     // MARK: output and lifetime
 
-    /// Writes what the session has to send; streams whose answer drained may read on.
+    /// Writes what the session has to send; streams whose answer drained may read on. A
+    /// flush asked for while one runs (a stream that read on queued more) makes it go round
+    /// again, so nothing queued waits for an event that may never come.
     func flush() {
-        guard !closed, !flushing else { return }
+        guard !closed else { return }
+        guard !flushing else {
+            // Only when there is something to send: every stream event ends in a flush.
+            if session.wantsWrite { flushAgain = true }
+            return
+        }
         flushing = true
         defer { flushing = false }
-        var output = socket.output
-        do throws(HTTP2Error) {
-            _ = try session.writeOutput(into: &output)
-        } catch {
-            return closeConnection()
-        }
-        for stream in Array(streams.values) { stream.outputDrained() }
+        repeat {
+            flushAgain = false
+            var output = socket.output
+            do throws(HTTP2Error) {
+                _ = try session.writeOutput(into: &output)
+            } catch {
+                return closeConnection()
+            }
+            for stream in Array(streams.values) { stream.outputDrained() }
+        } while flushAgain && !closed
+        guard !closed else { return }
         if !session.wantsRead, !session.wantsWrite, streams.isEmpty { closing = true }
         if closing, socket.output.count == 0 { return closeConnection() }
         watchForStall()

@@ -7,9 +7,19 @@ extension HTTP2StreamHost {
     /// Executes the queued actions in order (actions that report back queue more), then
     /// settles the stream's window and outcome, and lets the connection write.
     func execute() {
-        while let action = actions.next() {
-            if closed { continue }
-            perform(action)
+        while true {
+            while let action = actions.next() {
+                if closed { continue }
+                perform(action)
+            }
+            // DATA that arrived while the exchange was paused is read once it reads again: no
+            // other frame may come to wake it while the stream's window is shut.
+            let waiting = input.buffer.count
+            guard !closed, waiting > 0, exchange.readsBody, !exchange.clientReadsPaused else { break }
+            exchange.clientReadable(
+                input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
+                actions: &actions)
+            if actions.isEmpty, input.buffer.count == waiting { break }
         }
         settle()
         connection.flush()
