@@ -129,6 +129,23 @@ public final class HTTP2ServerSession {
         stream.unconsumed -= count
         // Only fails for stream 0 or a count of 0, excluded above.
         _ = nghttp2_session_consume(session, streamID, count)
+        acknowledge(streamID)
+    }
+
+    /// Acknowledges what was consumed (WINDOW_UPDATE) once it reaches an eighth of the window,
+    /// for the stream and for the connection, rather than libnghttp2's half: a client whose
+    /// view of a window lags (a stream opened before our SETTINGS arrived) must not wait for an
+    /// acknowledgement that would come only after more data it cannot send. The windows stay
+    /// at their configured size: only consumed bytes are acknowledged.
+    private func acknowledge(_ streamID: Int32) {
+        let stream = nghttp2_session_get_stream_effective_recv_data_length(session, streamID)
+        if stream > 0, stream >= settings.initialStreamWindow / 8 {
+            _ = nghttp2_submit_window_update(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, stream)
+        }
+        let connection = nghttp2_session_get_effective_recv_data_length(session)
+        if connection > 0, connection >= settings.connectionWindow / 8 {
+            _ = nghttp2_submit_window_update(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connection)
+        }
     }
 
     func enqueue(_ event: HTTP2Event) {
