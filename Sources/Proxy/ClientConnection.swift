@@ -127,34 +127,20 @@ extension ClientConnection: ExchangeHost {
         }
     }
 
-    func upstreamConnected(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === io.upstream else { return }
-        reportUpstreamConnected()
-        execute()
-    }
+    var isServing: Bool { !closed }
 
-    func upstreamWritable(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === io.upstream else { return }
+    func reportUpstreamWritable() {
         machine.upstreamWritable(levels: levels, now: now, actions: &actions)
-        execute()
     }
 
-    func upstreamReadable(_ upstream: UpstreamConnection) {
-        guard !closed, upstream === io.upstream else { return }
-        reportUpstreamReadable()
-        execute()
+    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)? {
+        machine.exchange?.pendingCheck(now: now)
     }
 
-    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
-        guard !closed, upstream === io.upstream else {
-            worker.pool.discard(upstream)
-            return
-        }
-        let tlsError = upstream.socket.tlsError
-        let failure: UpstreamFailure =
-            events.contains(.endOfFile) && !events.contains(.error)
-            ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
-        reportUpstreamFailed(failure)
-        execute()
+    /// A held check's verdict arrived.
+    func reportVerdict(_ index: Int, _ verdict: Verdict) {
+        guard !closed else { return }
+        machine.verdict(
+            index, verdict, input: socket.input, sink: sink, levels: levels, now: now, actions: &actions)
     }
 }

@@ -8,18 +8,84 @@ import ProxyCore
 #endif
 
 /// What hosts an exchange in the shell (an HTTP/1.1 connection; an HTTP/2 stream): the
-/// exchange's I/O, and the state-machine events the shared action code reports back.
+/// exchange's I/O, and the state-machine events the shared code reports back. The upstream
+/// connection's events and the auth-service consult are the same for both (the extension).
 protocol ExchangeHost: UpstreamOwner {
     /// The exchange's upstream connection, staging buffer, spools and auth check.
     var io: ExchangeIO { get }
     /// The buffer the exchange's response bytes go to.
     var clientOutput: EvBuffer { get }
+    /// Whether the host still serves its exchange (not closed, not finished).
+    var isServing: Bool { get }
     /// The upstream connection is ready (a pooled one, at once).
     func reportUpstreamConnected()
+    /// The upstream drained what was queued for it.
+    func reportUpstreamWritable()
     /// The upstream's buffered input should be looked at again.
     func reportUpstreamReadable()
     /// The upstream connection could not be had or failed.
     func reportUpstreamFailed(_ failure: UpstreamFailure)
+    /// The check the exchange holds for, and what it is asked about.
+    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)?
+    /// A held check's verdict arrived.
+    func reportVerdict(_ index: Int, _ verdict: Verdict)
+    /// Executes the actions the events queued.
+    func execute()
+}
+
+extension ExchangeHost {
+    func upstreamConnected(_ upstream: UpstreamConnection) {
+        guard isServing, upstream === io.upstream else { return }
+        reportUpstreamConnected()
+        execute()
+    }
+
+    func upstreamWritable(_ upstream: UpstreamConnection) {
+        guard isServing, upstream === io.upstream else { return }
+        reportUpstreamWritable()
+        execute()
+    }
+
+    func upstreamReadable(_ upstream: UpstreamConnection) {
+        guard isServing, upstream === io.upstream else { return }
+        reportUpstreamReadable()
+        execute()
+    }
+
+    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
+        guard isServing, upstream === io.upstream else {
+            io.worker.pool.discard(upstream)
+            return
+        }
+        let tlsError = upstream.socket.tlsError
+        let failure: UpstreamFailure =
+            events.contains(.endOfFile) && !events.contains(.error)
+            ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
+        reportUpstreamFailed(failure)
+        execute()
+    }
+
+    /// Check `index` of the route held the request: the shell asks whoever the check names
+    /// (an auth service) and reports the verdict. A held check the shell does not know how to
+    /// consult fails closed (503).
+    func consult(check index: Int) {
+        guard let (check, request) = pendingCheck() else { return }
+        guard let service = check as? AuthServiceCheck else {
+            let refusal = Refusal(
+                status: 503, reason: "the request check cannot be consulted",
+                tally: .auth(.error, reason: "unavailable"))
+            return reportVerdict(index, .refuse(refusal))
+        }
+        io.authCheck?.cancel()
+        io.authCheck = AuthServiceClient(
+            base: io.worker.base, settings: service.settings, request: request.head, client: request.client,
+            clientTLS: request.secure, tls: io.worker.pool.clientTLS()
+        ) { [unowned self] answer in
+            self.io.authCheck = nil
+            self.reportVerdict(index, service.verdict(for: answer, request: request))
+            self.execute()
+        }
+    }
 }
 
 /// The shell resources of one exchange — its upstream connection, the staging buffer, the

@@ -120,27 +120,7 @@ extension HTTP2StreamHost {
         io.exchangeFinished()
     }
 
-    /// Check `index` of the route held the request: the auth service is asked (as on HTTP/1.1).
-    private func consult(check index: Int) {
-        guard let (check, request) = exchange.pendingCheck(now: now) else { return }
-        guard let service = check as? AuthServiceCheck else {
-            let refusal = Refusal(
-                status: 503, reason: "the request check cannot be consulted",
-                tally: .auth(.error, reason: "unavailable"))
-            return reportVerdict(index, .refuse(refusal))
-        }
-        io.authCheck?.cancel()
-        io.authCheck = AuthServiceClient(
-            base: connection.base, settings: service.settings, request: request.head, client: request.client,
-            clientTLS: request.secure, tls: connection.worker.pool.clientTLS()
-        ) { [unowned self] answer in
-            self.io.authCheck = nil
-            self.reportVerdict(index, service.verdict(for: answer, request: request))
-            self.execute()
-        }
-    }
-
-    private func reportVerdict(_ index: Int, _ verdict: Verdict) {
+    func reportVerdict(_ index: Int, _ verdict: Verdict) {
         guard !finished else { return }
         exchange.verdict(
             index, verdict, input: input.buffer, sink: sink, levels: levels,
@@ -175,34 +155,13 @@ extension HTTP2StreamHost: ExchangeHost {
         }
     }
 
-    func upstreamConnected(_ upstream: UpstreamConnection) {
-        guard !finished, upstream === io.upstream else { return }
-        reportUpstreamConnected()
-        execute()
-    }
+    var isServing: Bool { !finished }
 
-    func upstreamWritable(_ upstream: UpstreamConnection) {
-        guard !finished, upstream === io.upstream else { return }
+    func reportUpstreamWritable() {
         exchange.upstreamWritable(levels: levels, now: now, actions: &actions)
-        execute()
     }
 
-    func upstreamReadable(_ upstream: UpstreamConnection) {
-        guard !finished, upstream === io.upstream else { return }
-        reportUpstreamReadable()
-        execute()
-    }
-
-    func upstream(_ upstream: UpstreamConnection, failed events: SocketEvents) {
-        guard !finished, upstream === io.upstream else {
-            connection.worker.pool.discard(upstream)
-            return
-        }
-        let tlsError = upstream.socket.tlsError
-        let failure: UpstreamFailure =
-            events.contains(.endOfFile) && !events.contains(.error)
-            ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
-        reportUpstreamFailed(failure)
-        execute()
+    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)? {
+        exchange.pendingCheck(now: now)
     }
 }

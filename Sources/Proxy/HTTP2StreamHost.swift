@@ -122,7 +122,7 @@ final class HTTP2StreamHost {
     private func discardInbound() {
         let count = connection.session.inboundCount(streamID: id)
         guard count > 0 else { return }
-        var discard = DiscardingSink()
+        var discard = CountingSink()
         _ = connection.session.readInbound(streamID: id, into: &discard)
         connection.session.consume(streamID: id, count: count)
     }
@@ -152,9 +152,4 @@ final class HTTP2StreamHost {
         discardInbound()
         connection.streamFinished(self)
     }
-}
-
-/// A sink that drops what it is given (request bytes after the exchange ended).
-struct DiscardingSink: ByteSink {
-    mutating func write(_ bytes: UnsafeRawBufferPointer) {}
 }
