@@ -202,11 +202,16 @@ extension BufferedSocket {
         var received = 0
         var failure: SocketEvents?
         reading: while (readHigh <= 0 || length < readHigh) && received < Self.maxReadPerWake {
-            let want = readHigh > 0 ? min(Self.maxSingleRead, readHigh - length) : Self.maxSingleRead
+            let want = readHigh > 0 ? min(readSize, readHigh - length) : readSize
             switch transport.read(fd, into: inputBuffer, limit: want) {
             case .moved(let count, let drained):
                 length += count
                 received += count
+                if count >= readSize {
+                    readSize = readSize < Self.midSingleRead ? Self.midSingleRead : Self.maxSingleRead
+                } else if count < readSize / 8 {
+                    readSize = readSize > Self.midSingleRead ? Self.midSingleRead : Self.minSingleRead
+                }
                 if drained { break reading }
             case .blocked(.readable):
                 break reading

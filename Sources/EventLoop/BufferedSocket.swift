@@ -56,6 +56,12 @@ public final class BufferedSocket {
     /// exactly would take a 512 KiB chain (1 MB allocated per 4 KiB request, seen in the bench
     /// profile).
     static let maxSingleRead = 256 * 1024 - 256
+    /// The first read of a socket, and the least a read asks for: 16 KiB chains (less the
+    /// chain header, as above). A small request's head or an upstream's small answer then
+    /// takes a 16 KiB chain, not a 256 KiB one whose free makes glibc consolidate its fast
+    /// bins (seen in the h2 4 KiB profile); `readSize` grows to `maxSingleRead` as reads fill.
+    static let minSingleRead = 16 * 1024 - 256
+    static let midSingleRead = 64 * 1024 - 256
     /// The most read in one wake-up when no high watermark bounds it, so one busy
     /// connection cannot hold the loop.
     static let maxReadPerWake = 1024 * 1024
@@ -122,6 +128,10 @@ public final class BufferedSocket {
     /// A connect that failed before the loop could report it.
     var connectFailure: Int32?
     var readHigh = 0
+    /// What the next read asks for: one step up (`minSingleRead`, `midSingleRead`,
+    /// `maxSingleRead`) after a read that filled what it asked, one down after one that took
+    /// less than an eighth of it.
+    var readSize = minSingleRead
     var writeLow = 0
     var readTimeoutMilliseconds: Int64 = 0
     var writeTimeoutMilliseconds: Int64 = 0

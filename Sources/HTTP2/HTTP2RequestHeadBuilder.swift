@@ -35,6 +35,9 @@ struct HTTP2RequestHeadBuilder {
     /// Creates a builder for a list of at most `maxListSize` bytes (§6.5.2 measure).
     init(maxListSize: Int) {
         self.maxListSize = maxListSize
+        // Room for a usual request's fields at once, not grown field by field.
+        fields.reserveCapacity(16)
+        fields.reserveByteCapacity(512)
     }
 
     /// Whether the list went past the size limit.

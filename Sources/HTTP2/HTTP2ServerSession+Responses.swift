@@ -155,22 +155,32 @@ extension HTTP2ServerSession {
     private func withFieldList(
         status: Int, fields: HeaderFields, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Int32
     ) -> Int32 {
-        var bytes: [UInt8] = Array(":status".utf8) + Array(String(status).utf8)
-        var spans = [(0, 7, 7, bytes.count - 7)]
-        for field in fields {
+        // One byte buffer and one list, both sized up front; the fields are read in place.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.serializedCount + 10)
+        bytes += ":status".utf8
+        bytes += String(status).utf8
+        var spans: [(Int, Int, Int, Int)] = []
+        spans.reserveCapacity(fields.count + 1)
+        spans.append((0, 7, 7, bytes.count - 7))
+        fields.forEachField { name, value in
             let nameStart = bytes.count
-            bytes.append(contentsOf: field.name.lazy.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 })
-            bytes.append(contentsOf: field.value)
-            spans.append((nameStart, field.name.count, nameStart + field.name.count, field.value.count))
+            for byte in name { bytes.append(byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) }
+            bytes += value
+            spans.append((nameStart, name.count, nameStart + name.count, value.count))
         }
         return bytes.withUnsafeMutableBufferPointer { storage in
             let base = storage.baseAddress!
-            let list = spans.map { span in
-                nghttp2_nv(
-                    name: base + span.0, value: base + span.2, namelen: span.1, valuelen: span.3,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: spans.count) { list in
+                for (index, span) in spans.enumerated() {
+                    list.initializeElement(
+                        at: index,
+                        to: nghttp2_nv(
+                            name: base + span.0, value: base + span.2, namelen: span.1, valuelen: span.3,
+                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                return body(UnsafeBufferPointer(list))
             }
-            return list.withUnsafeBufferPointer(body)
         }
     }
 }

@@ -17,6 +17,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     let base: EventBase
     let peer: SocketAddress
     let peerHost: String
+    /// `peerHost`'s bytes, as each stream's exchange takes them.
+    let peerHostBytes: [UInt8]
     let secure: Bool
     let session: HTTP2ServerSession
     var random = SecureRandom()
@@ -26,6 +28,9 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private var finishing: [Int32: HTTP2StreamHost] = [:]
     private var idleTimer: Timer?
     private var stallTimer: Timer?
+    /// The session's output is written once per loop iteration, after every stream that had
+    /// something to send on it (`flush()`).
+    private var flushCall: DeferredCall?
     /// When the client's window last closed on a response that waits to go.
     private var stalledSince: Int64?
     private var closed = false
@@ -42,6 +47,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         self.socket = socket
         self.peer = peer
         self.peerHost = peer.host
+        self.peerHostBytes = Array(peerHost.utf8)
         self.secure = secure
         self.worker = worker
         self.base = worker.base
@@ -53,6 +59,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         session = try HTTP2ServerSession(settings: sessionSettings)
         idleTimer = Timer(base: base) { [unowned self] in self.idleTimedOut() }
         stallTimer = Timer(base: base) { [unowned self] in self.stallTimedOut() }
+        flushCall = DeferredCall(base: base) { [unowned self] in self.flushNow() }
         socket.delegate = self
         socket.setWatermarks(readHigh: 256 * 1024, writeLow: 0)
         socket.enable()
@@ -160,21 +167,25 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     static func http1Fields(_ head: HTTP2RequestHead) -> HeaderFields {
         var fields = HeaderFields()
         fields.reserveCapacity(head.fields.count + 1)
+        fields.reserveByteCapacity(head.fields.serializedCount + (head.authority?.utf8.count ?? 0) + 4)
         if let authority = head.authority, !head.fields.contains("host") {
-            fields.append(name: "Host", value: authority)
+            fields.append(name: "Host".utf8, value: authority.utf8)
         }
-        var cookies: [[UInt8]] = []
-        for field in head.fields {
-            if field.nameString == "cookie" {
-                cookies.append(field.value)
+        var cookie: [UInt8]?
+        // Borrowed bytes: no field is copied but into the new list.
+        head.fields.forEachField { name, value in
+            if name.elementsEqual("cookie".utf8) {
+                if cookie == nil {
+                    cookie = Array(value)
+                } else {
+                    cookie! += "; ".utf8
+                    cookie! += value
+                }
             } else {
-                fields.append(field)
+                fields.append(name: name, value: value)
             }
         }
-        if !cookies.isEmpty {
-            fields.append(
-                name: Array("cookie".utf8), value: Array(cookies.joined(separator: Array("; ".utf8))))
-        }
+        if let cookie { fields.append(name: "cookie".utf8, value: cookie) }
         return fields
     }
 
@@ -209,16 +220,23 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     // MARK: output and lifetime
 
-    /// Writes what the session has to send; streams whose answer drained may read on. A
-    /// flush asked for while one runs (a stream that read on queued more) makes it go round
-    /// again, so nothing queued waits for an event that may never come.
+    /// Asks for the session's output to be written later on this loop iteration: every stream
+    /// event ends in a flush, and the answers of the streams that became ready on one
+    /// iteration go out together (one pass of the session, one `writev`). A flush asked for
+    /// while one runs (a stream that read on queued more) makes that one go round again.
     func flush() {
         guard !closed else { return }
         guard !flushing else {
-            // Only when there is something to send: every stream event ends in a flush.
             if session.wantsWrite { flushAgain = true }
             return
         }
+        flushCall?.schedule()
+    }
+
+    /// Writes what the session has to send; streams whose answer drained may read on.
+    private func flushNow() {
+        guard !closed else { return }
+        flushCall?.cancel()
         flushing = true
         defer { flushing = false }
         repeat {
@@ -229,7 +247,9 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             } catch {
                 return closeConnection()
             }
-            for stream in Array(streams.values) { stream.outputDrained() }
+            var drained: [HTTP2StreamHost] = []
+            for stream in streams.values where stream.waitsForClientDrain { drained.append(stream) }
+            for stream in drained { stream.outputDrained() }
         } while flushAgain && !closed
         guard !closed else { return }
         if !session.wantsRead, !session.wantsWrite, streams.isEmpty { closing = true }
@@ -241,9 +261,10 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     /// `timeouts.idle` without the window opening, the connection closes (a client that never
     /// reads must not hold a stream, an upstream connection and their buffers forever).
     private func watchForStall() {
-        let stalled = (Array(streams.values) + Array(finishing.values)).contains {
-            session.outboundCount(streamID: $0.id) > 0 && session.isPeerWindowClosed(streamID: $0.id)
+        let isStalled = { [session] (stream: HTTP2StreamHost) in
+            session.outboundCount(streamID: stream.id) > 0 && session.isPeerWindowClosed(streamID: stream.id)
         }
+        let stalled = streams.values.contains(where: isStalled) || finishing.values.contains(where: isStalled)
         if !stalled {
             stallTimer?.cancel()
             stalledSince = nil
@@ -257,7 +278,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         guard !closed, stalledSince != nil else { return }
         try? session.goAway(code: .noError)
         closing = true
-        flush()
+        flushNow()
         if !closed { closeConnection() }
     }
 
@@ -272,7 +293,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private func idleTimedOut() {
         guard !closed, streams.isEmpty else { return }
         try? session.goAway(code: .noError)
-        flush()
+        flushNow()
         closeConnection()
     }
 
@@ -299,6 +320,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         idleTimer = nil
         stallTimer?.cancel()
         stallTimer = nil
+        flushCall?.cancel()
+        flushCall = nil
         for stream in Array(streams.values) + Array(finishing.values) { stream.streamClosed() }
         streams.removeAll()
         finishing.removeAll()

@@ -42,7 +42,7 @@ final class HTTP2StreamHost {
         exchange = Exchange(
             head: head, framing: framing, settings: worker.settings,
             requestID: Hex.random(words: 2, using: &connection.random),
-            client: Array(connection.peerHost.utf8),
+            client: connection.peerHostBytes,
             secure: connection.secure, clientProtocol: .http2(streamID: id), now: now)
         timers = ConnectionTimers(base: connection.base) { [unowned self] timer in self.timerFired(timer) }
         exchange.start(
@@ -86,6 +86,9 @@ final class HTTP2StreamHost {
         exchange.clientGone(now: now, actions: &actions)
         execute()
     }
+
+    /// The exchange paused its upstream's reads for this stream's queued response.
+    var waitsForClientDrain: Bool { !finished && exchange.upstreamReadsPaused }
 
     /// The session sent some of the stream's response: the exchange may read its upstream again.
     func outputDrained() {

@@ -123,7 +123,9 @@ public struct Exchange<Sink: RequestBodySink> {
     var timers = TimerSet()
     /// Whether this exchange has paused the client's reads.
     public internal(set) var clientReadsPaused = false
-    var upstreamReadsPaused = false
+    /// Whether this exchange has paused the upstream's reads (the client's output is over the
+    /// high watermark): it reads on after `clientDrained`.
+    public internal(set) var upstreamReadsPaused = false
     /// Set by the host: the client will send nothing more (it half-closed). HTTP/1 only: an
     /// HTTP/2 stream's end is `clientEndStream`.
     public var clientHalfClosed = false
