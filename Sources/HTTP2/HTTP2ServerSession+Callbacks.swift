@@ -11,6 +11,10 @@ extension HTTP2ServerSession {
             throw HTTP2Error(
                 code: Int32(NGHTTP2_ERR_NOMEM.rawValue), operation: "nghttp2_session_callbacks_new")
         }
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, user in
+            guard let header, let user else { return 0 }
+            return HTTP2ServerSession.owner(user).beganFrame(header.pointee)
+        }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             guard let frame, let user else { return 0 }
             return HTTP2ServerSession.owner(user).beganHeaders(frame.pointee)
@@ -66,6 +70,19 @@ extension HTTP2ServerSession {
 
     private static func endsStream(_ frame: nghttp2_frame) -> Bool {
         frame.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+    }
+
+    /// HEADERS on a client stream id below the last one opened, for a stream libnghttp2 no
+    /// longer knows and this side did not reset: the ids went backwards, a connection error
+    /// PROTOCOL_ERROR (RFC 9113 §5.1.1). libnghttp2 1.52 ignores such a block without a word.
+    private func beganFrame(_ header: nghttp2_frame_hd) -> Int32 {
+        let streamID = header.stream_id
+        guard header.type == UInt8(NGHTTP2_HEADERS.rawValue), streamID % 2 == 1,
+            streamID <= nghttp2_session_get_last_proc_stream_id(session),
+            nghttp2_session_find_stream(session, streamID) == nil, !recentResets.contains(streamID)
+        else { return 0 }
+        _ = nghttp2_session_terminate_session(session, HTTP2ErrorCode.protocolError.rawValue)
+        return 0
     }
 
     private func beganHeaders(_ frame: nghttp2_frame) -> Int32 {
@@ -219,6 +236,10 @@ extension HTTP2ServerSession {
 
     private func sentFrame(_ frame: nghttp2_frame) -> Int32 {
         let type = UInt32(frame.hd.type)
+        if type == NGHTTP2_RST_STREAM.rawValue {
+            recentResets[recentResetNext] = frame.hd.stream_id
+            recentResetNext = (recentResetNext + 1) % recentResets.count
+        }
         if type == NGHTTP2_DATA.rawValue || type == NGHTTP2_HEADERS.rawValue, Self.endsStream(frame),
             let code = streams[frame.hd.stream_id]?.resetAfterResponse
         {

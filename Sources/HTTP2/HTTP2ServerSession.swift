@@ -28,6 +28,10 @@ public final class HTTP2ServerSession {
     var resetBudget: Int
     /// The graceful shutdown: the notice was sent and a PING waits for its ACK.
     var awaitingShutdownPing = false
+    /// The last streams this side reset (a ring): frames the client had in flight on them
+    /// are ignored (RFC 9113 §5.1, "closed"), not taken for a stream id gone backwards.
+    var recentResets = [Int32](repeating: 0, count: 64)
+    var recentResetNext = 0
 
     /// Creates a session and queues the server's SETTINGS and the connection WINDOW_UPDATE
     /// (written by the first `writeOutput`). Throws when libnghttp2 cannot allocate.

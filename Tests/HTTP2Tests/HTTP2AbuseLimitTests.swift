@@ -185,17 +185,35 @@ import Testing
         #expect(link.events.filter { if case .request = $0 { true } else { false } }.count == 1)
     }
 
-    /// Stream 3 was closed implicitly when 5 opened (RFC 9113 §5.1.1); libnghttp2 ignores
-    /// HEADERS on it (the RFC allows that or STREAM_CLOSED) and serves nothing.
-    @Test func aStreamIDBelowOneAlreadyUsedIsNotServed() throws {
+    /// A new stream's id must exceed every id the client used (RFC 9113 §5.1.1): HEADERS on 3
+    /// after 5 is a connection error PROTOCOL_ERROR, and nothing after it is served.
+    /// (libnghttp2 1.52 alone ignores the block and serves 7.)
+    @Test func aStreamIDBelowOneAlreadyUsedIsAConnectionError() throws {
         let link = try RawLink()
         link.writer.headers(stream: 5, FrameWriter.request())
         link.writer.headers(stream: 3, FrameWriter.request())
         link.writer.headers(stream: 7, FrameWriter.request())
         try link.send()
         let requests = link.events.compactMap { if case .request(let id, _, _) = $0 { id } else { nil } }
-        #expect(requests == [5, 7])
-        #expect(link.frames(ofType: Frame.rstStream).isEmpty)
+        #expect(requests == [5])
+        #expect(Self.goaways(link) == [HTTP2ErrorCode.protocolError.rawValue])
+    }
+
+    /// HEADERS (trailers the client had in flight) on a stream this side reset are ignored,
+    /// not taken for an id gone backwards (RFC 9113 §5.1, "closed").
+    @Test func trailersOnAStreamThisSideResetAreIgnored() throws {
+        let link = try RawLink()
+        link.writer.headers(stream: 1, FrameWriter.request(method: "POST"), endStream: false)
+        link.writer.headers(stream: 3, FrameWriter.request())
+        try link.send()
+        try link.server.reset(streamID: 1, code: .cancel)
+        try link.send()
+        link.writer.headers(stream: 1, [("x-trailer", "1")], endStream: true)
+        link.writer.headers(stream: 5, FrameWriter.request())
+        try link.send()
+        let requests = link.events.compactMap { if case .request(let id, _, _) = $0 { id } else { nil } }
+        #expect(requests == [1, 3, 5])
+        #expect(Self.goaways(link).allSatisfy { $0 == HTTP2ErrorCode.noError.rawValue })
     }
 
     /// SETTINGS values RFC 9113 §6.5.2 forbids: ENABLE_PUSH 2, INITIAL_WINDOW_SIZE 2^31,
