@@ -194,7 +194,12 @@ extension HTTP2ServerSession {
             _ = nghttp2_session_consume(session, streamID, bytes.count)
             return 0
         }
-        stream.inbound.append(bytes)
+        if stream.inboundSink != nil {
+            stream.inboundSink!.write(bytes)
+            stream.taken += bytes.count
+        } else {
+            stream.inbound.append(bytes)
+        }
         stream.unconsumed += bytes.count
         enqueue(.data(streamID: streamID, count: bytes.count))
         return 0
@@ -229,6 +234,7 @@ extension HTTP2ServerSession {
             resetBudget = min(resetBudget + 1, settings.unansweredResetBudget)
         }
         stream.closed = true
+        stream.inboundSink = nil
         stream.outbound.removeAll()
         enqueue(.closed(streamID: streamID, code: code))
         return 0

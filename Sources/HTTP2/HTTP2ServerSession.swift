@@ -120,7 +120,28 @@ public final class HTTP2ServerSession {
     /// many. The window stays closed for them until `consume`.
     @discardableResult
     public func readInbound(streamID: Int32, into sink: inout some ByteSink, maxCount: Int = .max) -> Int {
-        streams[streamID]?.inbound.pop(into: &sink, maxCount: maxCount) ?? 0
+        guard let stream = streams[streamID] else { return 0 }
+        let count = stream.inbound.pop(into: &sink, maxCount: maxCount)
+        stream.taken += count
+        return count
+    }
+
+    /// From now on writes `streamID`'s request body bytes to `sink` as the DATA arrives (what
+    /// is queued first), instead of queueing them for `readInbound`: one copy of each byte
+    /// fewer. `nil` goes back to queueing. The `.data` events still come, and the window
+    /// still opens only by `consume`. The session keeps `sink` until then, or until the
+    /// stream closes.
+    public func deliverInbound(streamID: Int32, to sink: (any ByteSink)?) {
+        guard let stream = streams[streamID] else { return }
+        stream.inboundSink = sink
+        guard var sink, !stream.inbound.isEmpty else { return }
+        stream.taken += stream.inbound.pop(into: &sink, maxCount: .max)
+    }
+
+    /// The request body bytes of `streamID` handed to the caller so far (read, or written to
+    /// its sink); `nil` once the session forgot the stream.
+    public func takenCount(streamID: Int32) -> Int? {
+        streams[streamID]?.taken
     }
 
     /// Tells the client it may send `count` more bytes on `streamID` (and the connection):

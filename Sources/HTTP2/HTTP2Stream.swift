@@ -1,3 +1,5 @@
+internal import HTTPCore
+
 /// What an `HTTP2ServerSession` keeps for one client stream: the header block being
 /// collected, the request body not yet read by the caller, the response body not yet
 /// taken by libnghttp2.
@@ -22,6 +24,10 @@ final class HTTP2Stream {
     var builder: HTTP2RequestHeadBuilder?
     /// Request body bytes the caller has not read (`readInbound`).
     var inbound = ByteQueue()
+    /// Where DATA goes as it arrives, once the caller gave one (`deliverInbound`).
+    var inboundSink: (any ByteSink)?
+    /// Body bytes handed to the caller so far: read from `inbound` or written to the sink.
+    var taken = 0
     /// Request body bytes received and not yet consumed: the stream window stays closed by
     /// this much. Always at least `inbound.count`.
     var unconsumed = 0

@@ -45,6 +45,10 @@ final class HTTP2StreamHost {
             client: connection.peerHostBytes,
             secure: connection.secure, clientProtocol: .http2(streamID: id), now: now)
         timers = ConnectionTimers(base: connection.base) { [unowned self] timer in self.timerFired(timer) }
+        // DATA goes straight into `input` from now on (and what came before the head was
+        // handled, now), not through the session's queue.
+        connection.session.deliverInbound(streamID: id, to: input)
+        syncTaken()
         exchange.start(
             input: input.buffer, sink: sink, levels: levels, tools: worker.ruleTools,
             date: connection.date(now), now: now, actions: &actions)
@@ -59,11 +63,10 @@ final class HTTP2StreamHost {
 
     // MARK: events from the connection
 
-    /// DATA arrived: it moves into `input`, and the exchange reads it unless it paused.
+    /// DATA arrived (the session wrote it into `input`): the exchange reads it unless it paused.
     func dataArrived() {
         guard !finished else { return discardInbound() }
-        var buffer = input.buffer
-        taken += Int64(connection.session.readInbound(streamID: id, into: &buffer))
+        syncTaken()
         guard !exchange.clientReadsPaused else { return }
         exchange.clientReadable(
             input: input.buffer, sink: sink, levels: levels, date: connection.date(now), now: now,
@@ -110,6 +113,7 @@ final class HTTP2StreamHost {
     /// The session forgot the stream: everything it held goes.
     func streamClosed() {
         if !finished { clientGone() }
+        connection.session.deliverInbound(streamID: id, to: nil)
         closed = true
         timers.stop()
         io.close()
@@ -119,6 +123,11 @@ final class HTTP2StreamHost {
         guard !finished else { return }
         exchange.timer(timer, date: connection.date(now), now: now, actions: &actions)
         execute()
+    }
+
+    /// What the session has written into `input` so far.
+    private func syncTaken() {
+        if let count = connection.session.takenCount(streamID: id) { taken = Int64(count) }
     }
 
     /// Bytes that arrive after the exchange ended are read and given back at once.
@@ -151,7 +160,14 @@ final class HTTP2StreamHost {
                 try? connection.session.reset(streamID: id, code: errorCode)
             }
         }
+        // What is left of the body is dropped, and given back to the window with what comes.
+        connection.session.deliverInbound(streamID: id, to: nil)
+        syncTaken()
         input.buffer.drain(input.buffer.count)
+        if taken > consumed {
+            connection.session.consume(streamID: id, count: Int(taken - consumed))
+            consumed = taken
+        }
         discardInbound()
         connection.streamFinished(self)
     }
