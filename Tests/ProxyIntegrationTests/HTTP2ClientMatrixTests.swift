@@ -122,7 +122,8 @@ struct HTTP2ClientMatrixTests {
                     file.path,
                     "--filename", filename, "--type", type, "--field", "title=\(title)",
                 ] + tls)
-            #expect(result.status == 0, "\(client) exited \(result.status)")
+            #expect(
+                result.status == 0, "\(client) exited \(result.status); proxy: \(proxy.stderr.suffix(1500))")
             let answer = try jsonObject(result.output)
             #expect(answer["version"] as? String == "HTTP/2")
             #expect(answer["status"] as? Int == 200, "\(answer)")
@@ -137,7 +138,8 @@ struct HTTP2ClientMatrixTests {
                     "--path", path, "--file", file.path, "--filename", filename, "--type", type, "--field",
                     "title=\(title)",
                 ] + tls)
-            #expect(result.status == 0, "\(client) exited \(result.status)")
+            #expect(
+                result.status == 0, "\(client) exited \(result.status); proxy: \(proxy.stderr.suffix(1500))")
             let answer = try jsonObject(result.output)
             #expect(answer["alpn"] as? String == (client.tls ? "h2" : nil))
             #expect(answer["status"] as? Int == 200, "\(answer)")
