@@ -73,7 +73,8 @@ func answer(_ event: HTTP2Event, _ session: HTTP2ServerSession, _ settings: HTTP
     case .data(let streamID, let count):
         // A stream holds at most its window: ours once the client acknowledged our SETTINGS,
         // the protocol's 65,535 before (RFC 9113 §6.9.2: DATA sent before the ACK may use it).
-        precondition(session.inboundCount(streamID: streamID) <= max(Int(settings.initialStreamWindow), 65_535))
+        let window = max(Int(settings.initialStreamWindow), 65_535)
+        precondition(session.inboundCount(streamID: streamID) <= window)
         // The count is what arrived since the last event; what is readable may differ (a
         // stream reset meanwhile drops what it held, and a read takes what later DATA brought):
         // the bound above is the invariant.
