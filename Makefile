@@ -109,6 +109,12 @@ bench: deps release
 	swift build -c release $(RELEASE_FLAGS) --product multipart-bench
 	$(PYTHON) scripts/bench.py
 
+# One slow upstream among 100 HTTP/2 streams of one connection (issue 16): the other 99's
+# completion times with and without it, three times (scripts/h2-slow-stream.py).
+.PHONY: h2-slow-stream
+h2-slow-stream: deps release
+	$(PYTHON) scripts/h2-slow-stream.py --repeat 3
+
 run: build-deps
 	swift build -c release $(RELEASE_FLAGS) --product formgate
 	@scripts/run-demo.sh
