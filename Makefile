@@ -13,7 +13,7 @@ BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev lib
 # matrix's Python modules from Debian (no PyPI, no pip).
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
 	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv \
-	python3-h2 python3-httpx nghttp2-client
+	python3-h2 python3-httpx nghttp2-client strace
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)

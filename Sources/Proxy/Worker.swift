@@ -47,8 +47,12 @@ final class Worker {
     /// The rules' per-thread tools: a sniffer (libmagic is not thread-safe) and this loop's
     /// share of the hashing threads, if the server has them.
     private(set) var ruleTools = RuleTools(sniffer: Sniffer())
-    /// Wakes the loop when hashing progresses (from a hashing thread).
-    private var hashingNotifier: Notifier?
+    /// Wakes the loop when hashing or spool writing progresses (from a hashing thread or the
+    /// spool writer).
+    private var progressNotifier: Notifier?
+    /// Writes this loop's spools on its own thread (`fg-spool-N`); set at the end of `init`
+    /// (its signal is the notifier, which needs the worker).
+    private(set) var spoolWriter: SpoolWriter!
     private var listeners: [Listener] = []
     private var clients: [ObjectIdentifier: any ServedConnection] = [:]
     /// Plain h2c connections whose first bytes are awaited (they count against `maxConnections`).
@@ -60,11 +64,14 @@ final class Worker {
     /// Writes the accept failures counted since the last line, once its interval is over.
     private var acceptErrorReport: Timer?
 
-    /// - Parameter digestPool: the hashing threads every worker shares; without them, large
-    ///   parts are hashed on the loop.
+    /// - Parameters:
+    ///   - digestPool: the hashing threads every worker shares; without them, large parts are
+    ///     hashed on the loop.
+    ///   - index: the worker's number, in its spool writer's thread name.
+    ///   - spoolGate: a test hook the spool writer calls before its first write.
     init(
         config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, listeners: [ListenerBinding],
-        digestPool: DigestPool? = nil
+        digestPool: DigestPool? = nil, index: Int = 0, spoolGate: (@Sendable () -> Void)? = nil
     ) throws(EventLoopError) {
         base = try EventBase()
         self.config = config
@@ -82,15 +89,19 @@ final class Worker {
         }
         notifier = Notifier(base: base) { [unowned self] in self.runCommands() }
         acceptErrorReport = Timer(base: base) { [unowned self] in self.reportAcceptErrors() }
+        let notifier = Notifier(base: base) { [unowned self] in self.backgroundProgressed() }
+        progressNotifier = notifier
+        spoolWriter = SpoolWriter(name: "fg-spool-\(index)", beforeFirstBlock: spoolGate) { [notifier] in
+            notifier.notify()
+        }
         if let digestPool {
-            let notifier = Notifier(base: base) { [unowned self] in self.hashingProgressed() }
-            hashingNotifier = notifier
             ruleTools.hashing = DigestQueue(pool: digestPool) { [notifier] in notifier.notify() }
         }
     }
 
-    /// A hashing thread reported progress: every connection looks at its held output.
-    private func hashingProgressed() {
+    /// A hashing thread or the spool writer reported progress: every connection looks at its
+    /// held output, paused reads and pending spool flushes (`hashingProgressed`).
+    private func backgroundProgressed() {
         for client in Array(clients.values) { client.hashingProgressed() }
     }
 
@@ -302,6 +313,8 @@ final class Worker {
         for handshake in Array(handshakes.values) { handshake.abandon() }
         for sniffer in Array(sniffers.values) { sniffer.abandon() }
         for client in clients.values { client.close() }
+        // The spools the connections dropped are closed by the writer; then it ends.
+        spoolWriter.finish()
     }
 
     func stop() {
@@ -321,10 +334,15 @@ public final class ProxyServer: @unchecked Sendable {
     /// Loads the TLS listeners' certificates and binds every worker's listeners (so errors
     /// surface before serving).
     ///
-    /// - Parameter digestPool: the hashing threads every worker's digests share (each worker
-    ///   queues into them and hears of progress through its notifier); without a pool, digests
-    ///   are computed on the loop threads.
-    public init(config: ServerConfig, digestPool: DigestPool? = nil) throws(EventLoopError) {
+    /// - Parameters:
+    ///   - digestPool: the hashing threads every worker's digests share (each worker queues
+    ///     into them and hears of progress through its notifier); without a pool, digests are
+    ///     computed on the loop threads.
+    ///   - spoolGate: a test hook each worker's spool writer calls before its first write (it
+    ///     may block that thread; `FORMGATE_TEST_SPOOL_GATE` in the README).
+    public init(
+        config: ServerConfig, digestPool: DigestPool? = nil, spoolGate: (@Sendable () -> Void)? = nil
+    ) throws(EventLoopError) {
         EventLoopFailures.setReporter { ErrorLog.shared.write(.warn, $0) }
         self.config = config
         let count = config.effectiveWorkers
@@ -347,10 +365,10 @@ public final class ProxyServer: @unchecked Sendable {
         }
         tlsContexts = bindings.compactMap(\.tls)
         secureListeners = bindings.map { $0.tls != nil }
-        for _ in 0..<count {
+        for index in 0..<count {
             let worker = try Worker(
                 config: config, workers: count, log: log, metrics: metrics, listeners: bindings,
-                digestPool: digestPool)
+                digestPool: digestPool, index: index, spoolGate: spoolGate)
             // With port 0 the first worker's listeners pick ports; the others join them
             // (SO_REUSEPORT).
             for (index, bound) in worker.addresses.enumerated() {

@@ -127,6 +127,12 @@ extension Exchange {
                 blocked = true
                 break
             }
+            // A spool whose writes lag behind pauses like a backed-up hashing queue (below);
+            // its signal brings `hashingProgressed`.
+            if spooled, sink.spoolBacklogged {
+                blocked = true
+                break
+            }
             let before = (decoder.payloadBytes, actions.pendingUpstreamBytes)
             if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
                 return fail(error, date: date, now: now, actions: &actions)
@@ -155,13 +161,17 @@ extension Exchange {
             return clientGone(now: now, actions: &actions)
         }
         if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
-        adjustClientReads(waiting: buffered(levels, actions) + written, &actions)
+        adjustClientReads(
+            waiting: buffered(levels, actions) + written, spoolBacklogged: spooled && sink.spoolBacklogged,
+            &actions)
     }
 
     /// Client reads are paused exactly while more than the high watermark waits for the
-    /// upstream (or the hashing queue is backed up); a spool never pushes back.
-    mutating func adjustClientReads(waiting: Int, _ actions: inout ActionBuffer) {
-        if rulesWantPause || (!spooled && pendingLength == nil && waiting > settings.highWater) {
+    /// upstream, the hashing queue is backed up, or the spool's writes lag behind.
+    mutating func adjustClientReads(waiting: Int, spoolBacklogged: Bool, _ actions: inout ActionBuffer) {
+        if rulesWantPause || spoolBacklogged
+            || (!spooled && pendingLength == nil && waiting > settings.highWater)
+        {
             pauseClientReads(&actions)
         } else {
             resumeClientReads(&actions)
@@ -170,14 +180,17 @@ extension Exchange {
 
     /// A spool that failed, or a body past `limits.body_bytes`.
     func bodyLimitError(_ sink: Sink) -> ProxyError? {
-        if sink.spoolFailed {
-            return ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk")
-        }
+        if sink.spoolFailed { return Self.spoolWriteFailed }
         if decoder.payloadBytes > settings.limits.bodyBytes {
             return ProxyError(
                 .payloadTooLarge, detail: "body larger than limits.body_bytes", limit: "body_bytes")
         }
         return nil
+    }
+
+    /// A spool write failed (e.g. ENOSPC): 507.
+    static var spoolWriteFailed: ProxyError {
+        ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk")
     }
 
     /// `sink` pointed at the current destination.
@@ -258,17 +271,23 @@ extension Exchange {
         completeBody(sink: sink, date: date, now: now, actions: &actions)
     }
 
-    /// The whole body is in the sinks: flush the spools, or end the chunks, and send.
+    /// The whole body is in the sinks: flush the spools, or end the chunks, and send. The
+    /// spools go once every write landed: while some are in flight, the exchange waits for
+    /// the shell's progress signal (`hashingProgressed`) and flushes again.
     mutating func completeBody(sink: Sink, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
         if spooled {
             var spools = sink
-            guard spools.flushSpools(), !sink.spoolFailed else {
-                return fail(
-                    ProxyError(.insufficientStorage, detail: "cannot spool the request body to disk"),
-                    date: date,
-                    now: now, actions: &actions)
+            switch spools.flushSpools() {
+            case .done:
+                spoolFlushPending = false
+                return connectUpstream(now: now, actions: &actions)
+            case .pending:
+                spoolFlushPending = true
+                return
+            case .failed:
+                spoolFlushPending = false
+                return fail(Self.spoolWriteFailed, date: date, now: now, actions: &actions)
             }
-            return connectUpstream(now: now, actions: &actions)
         }
         if upstreamFraming == .chunked, upstream == .sending {
             var end = sink
@@ -295,19 +314,29 @@ extension Exchange {
 }
 
 extension Exchange {
-    /// The loop's hashing queue reported progress: held output whose digests are ready goes
-    /// into the sinks, a body whose end was held completes, and reading resumes when the
-    /// queue is no longer backed up.
+    /// The loop's hashing queue or spool writer reported progress: held output whose digests
+    /// are ready goes into the sinks, a body whose end was held (or whose spool writes were in
+    /// flight) completes, and reading resumes when neither is backed up any more.
     public mutating func hashingProgressed(
         sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
-        guard outcome == nil, multipart != nil else { return }
-        multipart!.direct(to: routed(sink), chunked: chunksDestination)
-        multipart!.rewriter.resume()
-        if bodyHeld, !multipart!.rewriter.isHolding {
-            bodyHeld = false
-            return completeBody(sink: sink, date: date, now: now, actions: &actions)
+        guard outcome == nil else { return }
+        // A write that failed off the loop ends the exchange now, read or not.
+        if spooled, sink.spoolFailed {
+            spoolFlushPending = false
+            return fail(Self.spoolWriteFailed, date: date, now: now, actions: &actions)
         }
-        if requestPhase == .reading, clientReadsPaused { actions.append(.processClientInput) }
+        if multipart != nil {
+            multipart!.direct(to: routed(sink), chunked: chunksDestination)
+            multipart!.rewriter.resume()
+            if bodyHeld, !multipart!.rewriter.isHolding {
+                bodyHeld = false
+                return completeBody(sink: sink, date: date, now: now, actions: &actions)
+            }
+        }
+        if spoolFlushPending { return completeBody(sink: sink, date: date, now: now, actions: &actions) }
+        if requestPhase == .reading, clientReadsPaused, multipart != nil || spooled {
+            actions.append(.processClientInput)
+        }
     }
 }

@@ -112,6 +112,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// The whole body was read but the rules hold part of their output (a digest being
     /// computed off the loop): the body is not whole in the sinks yet.
     var bodyHeld = false
+    /// The spooled body is whole but some of its writes are still in flight off the loop: the
+    /// upstream connect waits for the shell's progress signal.
+    var spoolFlushPending = false
     /// The whole request is queued upstream.
     var requestSent = false
     var response = ResponsePhase.awaitingHead(HeadScanner(limit: 64 * 1024))

@@ -1,19 +1,34 @@
 import HTTP1
 public import HTTPCore
 
+/// Where a spool flush stands (`RequestBodySink.flushSpools`).
+public enum SpoolFlush: Sendable, Equatable {
+    /// Every byte is on disk: the spools can be sent.
+    case done
+    /// Writes are still in flight off the loop; the shell reports when they land
+    /// (`hashingProgressed`, the worker's progress signal).
+    case pending
+    /// A write failed (e.g. ENOSPC).
+    case failed
+}
+
 /// The shell's writer for request body bytes: the upstream's output, the staging buffer, or
 /// a spool file, as `destination` names. The exchange picks the destination; the sink only
-/// writes. The spool operations are synchronous file writes in the shell.
+/// writes. Spool bytes are written to disk off the loop thread: a write here only queues them,
+/// and the shell reports progress when they land.
 public protocol RequestBodySink: ByteSink {
     /// Where `write(_:)` goes.
     var destination: BodyDestination { get set }
     /// Creates the spool (and, with `files`, the file spool) of `request_body: buffer`;
     /// `false` when a temp file cannot be created.
     mutating func openSpools(files: Bool) -> Bool
-    /// Writes what the spools buffer; `false` after any write error.
-    mutating func flushSpools() -> Bool
+    /// Hands over what the spools buffer and says whether all of it is on disk yet.
+    mutating func flushSpools() -> SpoolFlush
     /// Whether a spool write has failed (e.g. ENOSPC).
     var spoolFailed: Bool { get }
+    /// Whether the spools hold so much not yet on disk that the client should wait (reading
+    /// resumes on the shell's progress signal).
+    var spoolBacklogged: Bool { get }
 }
 
 /// A request body sink seen through the upstream framing: with `chunked`, every write becomes

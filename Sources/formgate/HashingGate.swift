@@ -4,19 +4,20 @@ import Synchronization
     import Glibc
 #endif
 
-/// A test hook only: `FORMGATE_TEST_HASHING_GATE=FIFO` holds the hashing threads still until a
-/// test lets them go, so a test can show that a worker serves its other clients meanwhile.
+/// A test hook only: `FORMGATE_TEST_HASHING_GATE=FIFO` holds the hashing threads (and
+/// `FORMGATE_TEST_SPOOL_GATE=FIFO` the spool writers) still until a test lets them go, so a
+/// test can show that a worker serves its other clients meanwhile.
 ///
-/// The first hashing thread to reach its first block opens the FIFO for reading, which blocks
+/// The first thread to reach its first block opens the FIFO for reading, which blocks
 /// until a writer opens it, then reads until the writer closes it; the others wait for it.
 /// After that the gate stays open for the life of the process. Nothing polls or sleeps.
 final class HashingGate: Sendable {
     private let path: String
     private let opened = Mutex(false)
 
-    /// The gate the environment names, if any.
-    static func fromEnvironment() -> HashingGate? {
-        guard let value = getenv("FORMGATE_TEST_HASHING_GATE") else { return nil }
+    /// The gate the environment's `variable` names, if any.
+    static func fromEnvironment(_ variable: String = "FORMGATE_TEST_HASHING_GATE") -> HashingGate? {
+        guard let value = getenv(variable) else { return nil }
         let path = String(cString: value)
         return path.isEmpty ? nil : HashingGate(path: path)
     }
@@ -25,7 +26,7 @@ final class HashingGate: Sendable {
         self.path = path
     }
 
-    /// Blocks the calling hashing thread until the gate has been opened and closed once.
+    /// Blocks the calling thread until the gate has been opened and closed once.
     func pass() {
         opened.withLock { opened in
             guard !opened else { return }

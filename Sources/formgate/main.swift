@@ -180,7 +180,8 @@ func runProxy(_ arguments: [String]) -> Never {
         let hashing = try makeDigestPool { name, body throws(EventLoopError) in
             _ = try EventLoopThread.start(name: name, body)
         }
-        server = try ProxyServer(config: config, digestPool: hashing)
+        let spoolGate = HashingGate.fromEnvironment("FORMGATE_TEST_SPOOL_GATE")
+        server = try ProxyServer(config: config, digestPool: hashing, spoolGate: spoolGate.map { $0.pass })
         try server.start()
     } catch {
         fail("\(error)")

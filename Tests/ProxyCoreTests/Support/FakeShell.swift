@@ -71,6 +71,14 @@ final class FakeShell {
     var staging: [UInt8] = []
     var spool: [UInt8]?
     var fileSpool: [UInt8]?
+    /// Spool bytes "in flight" to a disk that has not written them yet (a test sets it).
+    var spoolBacklog = 0
+    /// `spoolBacklogged` from this many bytes in flight.
+    var spoolBacklogLimit = Int.max
+    /// Whether a spool write "failed".
+    var spoolFailed = false
+    /// How many times the exchange asked for the spools to be flushed.
+    var spoolFlushes = 0
     var clientReading = true
     var upstreamReading = true
     var upstream = Upstream.none
@@ -136,7 +144,13 @@ struct FakeSink: RequestBodySink {
         return true
     }
 
-    mutating func flushSpools() -> Bool { true }
+    mutating func flushSpools() -> SpoolFlush {
+        shell.spoolFlushes += 1
+        if shell.spoolFailed { return .failed }
+        return shell.spoolBacklog > 0 ? .pending : .done
+    }
 
-    var spoolFailed: Bool { false }
+    var spoolFailed: Bool { shell.spoolFailed }
+
+    var spoolBacklogged: Bool { shell.spoolBacklog >= shell.spoolBacklogLimit }
 }
