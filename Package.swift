@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "ClientAuth", targets: ["ClientAuth"]),
         .library(name: "HTTP2", targets: ["HTTP2"]),
+        // The proxy's state machines (for the HTTP/2 fuzz target, which drives an exchange per stream).
+        .library(name: "ProxyCore", targets: ["ProxyCore"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),

@@ -30,6 +30,8 @@ let package = Package(
             name: "FuzzH2",
             dependencies: [
                 .product(name: "HTTP2", package: "FormGate"), .product(name: "HTTPCore", package: "FormGate"),
+                .product(name: "HTTP1", package: "FormGate"),
+                .product(name: "ProxyCore", package: "FormGate"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
