@@ -23,15 +23,27 @@ final class TLSTransport: SocketTransport {
     private var errorCode: UInt = 0
     /// The largest plaintext record (TLS's 16 KiB).
     static let recordSize = 16 * 1024
+    /// OpenSSL's read buffer with read-ahead: four records and their framing.
+    static let readAheadSize = 64 * 1024 + 512
 
     /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting, and
     /// keeps `settings` alive until then.
     init(ssl: OpaquePointer, settings: AnyObject? = nil) {
         self.ssl = ssl
         self.settings = settings
-        // SSL_set_mode returns the new mode bits; it cannot fail.
+        // SSL_set_mode returns the new mode bits; it cannot fail. RELEASE_BUFFERS frees the
+        // read buffer whenever it empties, so an idle connection holds none.
         _ = SSL_ctrl(
-            ssl, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
+            ssl, SSL_CTRL_MODE,
+            Int(
+                SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS
+            ),
+            nil)
+        // Read ahead into a 64 KiB buffer: one read(2) takes several records, where OpenSSL
+        // otherwise reads about one record per call (33,038 read(2)s for a 1 GiB h2 upload,
+        // strace -c). Records read ahead and not yet returned are `hasBufferedInput`.
+        SSL_set_read_ahead(ssl, 1)
+        SSL_set_default_read_buffer_len(ssl, Self.readAheadSize)
     }
 
     func attach(_ fd: Int32) throws(EventLoopError) {
