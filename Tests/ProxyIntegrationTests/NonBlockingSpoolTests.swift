@@ -175,6 +175,9 @@ import Testing
         // The proxy ends first: strace, signalled, would detach and leave it running.
         kill(proxy, SIGTERM)
         #expect(eventually(within: 30) { kill(proxy, 0) != 0 }, "the proxy did not stop")
+        // strace writes its log buffered, and flushes it when it exits after the proxy: read
+        // the log only then (read earlier, under load, it lacked the spool's calls).
+        #expect(eventually(within: 30) { !traced.process.isRunning }, "strace did not exit")
 
         let calls = try Self.spoolCalls(String(contentsOfFile: trace, encoding: .utf8))
         #expect(names[calls.opener] == "formgate-w0", "the spool was opened by \(names[calls.opener] ?? "?")")
