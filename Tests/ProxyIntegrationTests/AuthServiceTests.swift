@@ -17,7 +17,7 @@ import Testing
         init(extraRoutes: String = "") throws {
             service = try ServerProcess(
                 try python3(), [UpstreamServerTests.resources.appendingPathComponent("auth_service.py").path])
-            upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+            upstream = try FakeUpstream(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
             proxy = try startProxy(
                 """
                 upstream: \(upstream.url)
@@ -48,13 +48,14 @@ import Testing
 
         /// Sends one upload and returns the raw reply and what the upstream received for it.
         func send(_ path: String, _ headers: String = "") throws -> (reply: String, upstream: String) {
-            let before = upstream.connections
+            let before = upstream.byteCount
             let client = try RawClient(port: proxy.port)
             client.send(
                 "POST \(path) HTTP/1.1\r\nHost: test\r\n\(headers)Content-Type: multipart/form-data; boundary=b0undary\r\nContent-Length: \(AuthServiceTests.body.utf8.count)\r\nConnection: close\r\n\r\n\(AuthServiceTests.body)"
             )
             let reply = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
-            return (reply, String(decoding: upstream.streams.dropFirst(before).joined(), as: UTF8.self))
+            // The fake answers a whole request: after the reply it has all this one sent.
+            return (reply, upstream.received(since: before))
         }
 
         /// A GET to the service's own bookkeeping (`/_count`, `/_last`).

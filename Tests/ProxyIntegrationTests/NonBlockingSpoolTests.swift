@@ -187,6 +187,25 @@ import Testing
             "spool write(2)s by \(calls.writes.map { "\(names[$0.key] ?? "?"): \($0.value)" })")
     }
 
+    /// The log parser on strace's own layout, thread ids under five digits padded (as on a
+    /// machine that has not started 10,000 processes yet) and a call another thread interrupted.
+    @Test func spoolCallsReadsPaddedThreadIDs() throws {
+        let log = """
+            812   openat(AT_FDCWD, "/tmp/s/formgate-spool-a1B2c3", O_RDWR|O_CREAT|O_EXCL, 0600 <unfinished ...>
+            9031  write(1, "x", 1)                  = 1
+            812   <... openat resumed>)             = 7
+            9031  write(7, "\\0\\0"..., 65536) = 65536
+            12345 write(7, "\\0\\0"..., 65536) = 65536
+            9031  write(7, "\\0\\0"..., 65536) = 65536
+            812   close(7)                          = 0
+            9031  write(7, "\\0"..., 1)             = 1
+
+            """
+        let calls = try Self.spoolCalls(log)
+        #expect(calls.opener == 812)
+        #expect(calls.writes == [9031: 2, 12345: 1])
+    }
+
     /// The thread ids of process `pid`.
     static func threadIDs(_ pid: Int32) -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).compactMap {
@@ -207,9 +226,10 @@ import Testing
         var descriptor: Substring?
         var writes: [Int32: Int] = [:]
         for line in log.split(separator: "\n") {
+            // strace pads the thread id to five columns ("%-5u "): "1234  openat(...".
             let fields = line.split(separator: " ", maxSplits: 1)
             guard fields.count == 2, let thread = Int32(fields[0]) else { continue }
-            let call = fields[1]
+            let call = fields[1].drop { $0 == " " }
             if let descriptor {
                 if call.hasPrefix("write(\(descriptor),") { writes[thread, default: 0] += 1 }
                 if call.hasPrefix("close(\(descriptor))") { break }

@@ -147,6 +147,31 @@ final class FakeUpstream: @unchecked Sendable {
         case halfCloseAfterHead
         /// Answer each request this many seconds after its head arrived.
         case respondAfter(seconds: Double, String)
+        /// Answer each request once all of it arrived (its Content-Length, or its last chunk),
+        /// keeping the connection: a reply the proxy relays means the upstream has the request.
+        case answer(String)
+    }
+
+    /// The length of the first whole request in `bytes` (head and body by its framing), or nil
+    /// while it is still arriving.
+    static func wholeRequestLength(_ bytes: [UInt8]) -> Int? {
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound else { return nil }
+        let head = ForwardedRequest(Array(bytes[..<end]))
+        if !head.chunked {
+            return bytes.count - end >= (head.contentLength ?? 0) ? end + (head.contentLength ?? 0) : nil
+        }
+        var index = end
+        while let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) {
+            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
+            guard let size = Int(sizeText.prefix { $0 != ";" }, radix: 16) else { return nil }
+            if size == 0 {
+                return bytes[lineEnd.upperBound...].starts(with: Array("\r\n".utf8))
+                    ? lineEnd.upperBound + 2 : nil
+            }
+            index = lineEnd.upperBound + size + 2
+            guard index <= bytes.count else { return nil }
+        }
+        return nil
     }
 
     let fd: Int32
@@ -187,6 +212,11 @@ final class FakeUpstream: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
     var bytesReceived: [UInt8] { lock.withLock { received } }
+    /// What arrived after the first `offset` bytes, on whichever connections (a pooled one
+    /// carries a request on the previous one's stream).
+    func received(since offset: Int) -> String {
+        lock.withLock { String(decoding: received.dropFirst(offset), as: UTF8.self) }
+    }
     /// How many bytes arrived, without copying them.
     var byteCount: Int { lock.withLock { received.count } }
     var connections: Int { lock.withLock { perConnection.count } }
@@ -255,6 +285,13 @@ final class FakeUpstream: @unchecked Sendable {
                     if case .respondAfter(let seconds, _) = behavior {
                         Thread.sleep(forTimeInterval: seconds)
                     }
+                    _ = Array(response.utf8).withUnsafeBytes {
+                        Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                }
+            case .answer(let response):
+                while let length = Self.wholeRequestLength(pending) {
+                    pending.removeSubrange(..<length)
                     _ = Array(response.utf8).withUnsafeBytes {
                         Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                     }
