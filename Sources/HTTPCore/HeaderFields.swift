@@ -113,6 +113,12 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
         spans.append(store(name: name, value: value))
     }
 
+    /// Inserts a field before the others (its bytes copied to the end of the buffer).
+    @inlinable
+    public mutating func prepend(name: some Collection<UInt8>, value: some Collection<UInt8>) {
+        spans.insert(store(name: name, value: value), at: 0)
+    }
+
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func append(_ field: Field) {
         append(name: field.name, value: field.value)

@@ -65,7 +65,7 @@ final class AuthServiceClient: BufferedSocketDelegate {
             if settings.target.scheme == .https, tls == nil { throw EventLoopError("no TLS context") }
             let socket = try BufferedSocket.connect(
                 base: base, host: settings.target.host, port: settings.target.port,
-                tls: settings.target.scheme == .https ? tls : nil, delegate: self)
+                tls: settings.target.scheme == .https ? tls : nil, delegate: WeakSocketDelegate(self))
             // The answer is read in pieces of at most 64 KiB: a service that sends more than
             // the limits allow is stopped after that much.
             socket.setWatermarks(readHigh: 64 * 1024, writeLow: 0)
@@ -180,4 +180,19 @@ final class AuthServiceClient: BufferedSocketDelegate {
     private static func newScanner() -> HeadScanner {
         HeadScanner(limit: AuthServiceVerdict.maxHeadBytes)
     }
+}
+
+/// The auth socket's delegate: it forwards to the client while the client lives. A socket
+/// holds its delegate until closed, and the client, not the socket, decides how long the
+/// check lives: dropping the client closes the socket (`deinit`).
+private final class WeakSocketDelegate: BufferedSocketDelegate {
+    weak var client: AuthServiceClient?
+
+    init(_ client: AuthServiceClient) {
+        self.client = client
+    }
+
+    func socketReadable(_ socket: BufferedSocket) { client?.socketReadable(socket) }
+    func socketWritable(_ socket: BufferedSocket) { client?.socketWritable(socket) }
+    func socket(_ socket: BufferedSocket, events: SocketEvents) { client?.socket(socket, events: events) }
 }

@@ -5,7 +5,7 @@ import ProxyCore
 /// upstream's output, the staging buffer, or a spool file for `request_body: buffer`. Chunk
 /// framing is the exchange's (`FramedSink`); this only writes.
 struct BodySink: RequestBodySink {
-    unowned let io: ExchangeIO
+    let io: ExchangeIO
     var destination = BodyDestination.staging
 
     init(_ io: ExchangeIO) {

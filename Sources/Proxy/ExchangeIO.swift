@@ -95,8 +95,17 @@ final class ExchangeIO {
     unowned let worker: Worker
     /// The exchange's upstream connection.
     var upstream: UpstreamConnection?
-    /// Body bytes read before the upstream connection is ready.
-    let staging = OwnedEvBuffer()
+    /// Body bytes read before the upstream connection is ready (made when first written: a
+    /// body that goes straight upstream never needs one).
+    var staging: OwnedEvBuffer {
+        if let stagingBuffer { return stagingBuffer }
+        let buffer = OwnedEvBuffer()
+        stagingBuffer = buffer
+        return buffer
+    }
+    private var stagingBuffer: OwnedEvBuffer?
+    /// The bytes staged so far.
+    var stagedCount: Int { stagingBuffer?.buffer.count ?? 0 }
     /// The spools of `request_body: buffer`.
     var spool: Spool?
     var fileSpool: Spool?
@@ -107,11 +116,17 @@ final class ExchangeIO {
         self.worker = worker
     }
 
+    /// An auth check still pending is abandoned with its exchange: its socket holds it (and
+    /// would call back a host that is gone) until closed.
+    deinit {
+        authCheck?.cancel()
+    }
+
     /// The buffer counts the state machine decides backpressure from.
     func levels(clientOutput: Int) -> BufferLevels {
         BufferLevels(
             clientOutput: clientOutput, upstreamOutput: upstream?.socket.output.count ?? 0,
-            staging: staging.buffer.count, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
+            staging: stagedCount, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
     }
 
     /// Executes `action` when it is one of the upstream's; returns whether it was.
@@ -121,7 +136,7 @@ final class ExchangeIO {
         case .connectUpstream(let target):
             connect(target, host: host)
         case .moveStagingToUpstream:
-            if let upstream { staging.buffer.moveAll(to: upstream.socket.output) }
+            if let upstream, let stagingBuffer { stagingBuffer.buffer.moveAll(to: upstream.socket.output) }
         case .sendSpoolsUpstream(let skip):
             sendSpools(skip: skip, host: host)
         case .moveResponseBody(let count):
@@ -185,7 +200,7 @@ final class ExchangeIO {
 
     /// The exchange ended: its staged bytes and spools go.
     func exchangeFinished() {
-        staging.buffer.drain(staging.buffer.count)
+        if let stagingBuffer { stagingBuffer.buffer.drain(stagingBuffer.buffer.count) }
         spool = nil
         fileSpool = nil
     }

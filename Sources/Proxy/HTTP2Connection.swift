@@ -21,6 +21,9 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     let peerHostBytes: [UInt8]
     let secure: Bool
     let session: HTTP2ServerSession
+    /// The response bytes of the stream acting now, on their way into the session: empty
+    /// between actions (`HTTP2StreamHost.pushOutput`), so one serves every stream.
+    let streamOutput = OwnedEvBuffer()
     var random = SecureRandom()
     private var httpDate = HTTPDate()
     private var streams: [Int32: HTTP2StreamHost] = [:]

@@ -14,7 +14,10 @@ protocol UpstreamOwner: AnyObject {
 final class UpstreamConnection: BufferedSocketDelegate {
     let target: UpstreamURL
     let socket: BufferedSocket
-    weak var owner: (any UpstreamOwner)?
+    /// The exchange's host it serves; cleared by `release`, `discard` and `close()`, which
+    /// every host's end goes through (`ExchangeIO`). Strong, not weak: a weak reference gave
+    /// each HTTP/2 stream a side table (see `BufferedSocket.delegate`).
+    var owner: (any UpstreamOwner)?
     unowned let pool: UpstreamPool
     private(set) var isConnected = false
     /// Requests this connection has carried (more than 0 means it came from the pool).

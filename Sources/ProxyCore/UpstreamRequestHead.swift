@@ -46,6 +46,14 @@ public enum UpstreamRequestHead {
     ) -> RequestHead {
         var headers = request.headers
         let originalHost = headers.firstValue("Host")
+        let earlier = headers.firstValue("X-Forwarded-For")
+        // One copy of the request's fields, with room for what is added (growing the two
+        // buffers field by field, and copying them again to put Host first, cost allocations).
+        headers.reserveCapacity(headers.count + 8 + (route?.setHeaders.count ?? 0))
+        headers.reserveByteCapacity(
+            256 + target.authorityBytes.count + (boundary?.count ?? 0) + (earlier?.count ?? 0) + client.count
+                + (originalHost?.count ?? 0) + requestID.utf8.count
+                + (route?.setHeaders.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } ?? 0))
         headers.removeHopByHop()
         headers.removeFields(whereName: { name in
             replacedRequestFields.contains { asciiCaseInsensitiveEquals(name, $0) }
@@ -53,15 +61,16 @@ public enum UpstreamRequestHead {
         if let boundary {
             headers.set(name: contentTypeName, value: multipartPrefix + boundary)
         }
-        var forwarded: [UInt8] = []
-        let earlier = headers.firstValue("X-Forwarded-For")
-        forwarded.reserveCapacity((earlier?.count ?? 0) + 2 + client.count)
         if let earlier {
+            var forwarded: [UInt8] = []
+            forwarded.reserveCapacity(earlier.count + 2 + client.count)
             forwarded.append(contentsOf: earlier)
             forwarded.append(contentsOf: listSeparator)
+            forwarded.append(contentsOf: client)
+            headers.set(name: forwardedForName, value: forwarded)
+        } else {
+            headers.set(name: forwardedForName, value: client)
         }
-        forwarded.append(contentsOf: client)
-        headers.set(name: forwardedForName, value: forwarded)
         headers.set(name: forwardedProtoName, value: secure ? https : http)
         if let originalHost {
             headers.append(name: forwardedHostName, value: originalHost)
@@ -82,12 +91,8 @@ public enum UpstreamRequestHead {
                 headers.append(name: "Content-Length", value: "0")
             }
         }
-        // Host first, then the fields in order, copied into one buffer (no `Field` per field).
-        var ordered = HeaderFields()
-        ordered.reserveCapacity(headers.count + 1)
-        ordered.reserveByteCapacity(headers.serializedCount + hostName.count + target.authorityBytes.count)
-        ordered.append(name: hostName, value: target.authorityBytes)
-        headers.forEachField { name, value in ordered.append(name: name, value: value) }
-        return RequestHead(method: request.method, target: request.target, version: .http11, headers: ordered)
+        // Host first, then the fields in order.
+        headers.prepend(name: hostName, value: target.authorityBytes)
+        return RequestHead(method: request.method, target: request.target, version: .http11, headers: headers)
     }
 }
