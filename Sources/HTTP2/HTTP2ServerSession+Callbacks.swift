@@ -235,6 +235,7 @@ extension HTTP2ServerSession {
         }
         stream.closed = true
         stream.inboundSink = nil
+        queuedOutbound -= stream.outbound.count
         stream.outbound.removeAll()
         enqueue(.closed(streamID: streamID, code: code))
         return 0

@@ -60,14 +60,15 @@ extension HTTP2ServerSession {
             return
         }
         stream.outbound.append(bytes)
-        resumeIfDeferred(streamID)
+        queuedOutbound += bytes.count
+        resumeIfDeferred(stream, streamID)
     }
 
     /// Marks the end of the response body of `streamID`: END_STREAM goes with the last DATA.
     public func endStream(streamID: Int32) {
-        guard streams[streamID]?.closed == false else { return }
-        streams[streamID]?.outboundEnded = true
-        resumeIfDeferred(streamID)
+        guard let stream = streams[streamID], !stream.closed else { return }
+        stream.outboundEnded = true
+        resumeIfDeferred(stream, streamID)
     }
 
     /// Resets `streamID` with `code` now (CANCEL, INTERNAL_ERROR): a response not yet
@@ -113,6 +114,9 @@ extension HTTP2ServerSession {
 
     /// Response body bytes of `streamID` waiting for the client's window (the caller's
     /// high-water mark for pausing its upstream).
+    /// Response body bytes queued on all streams that libnghttp2 has not taken yet.
+    public var queuedOutboundCount: Int { queuedOutbound }
+
     public func outboundCount(streamID: Int32) -> Int {
         streams[streamID]?.outbound.count ?? 0
     }
@@ -135,6 +139,7 @@ extension HTTP2ServerSession {
             return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         let copied = stream.outbound.pop(into: buffer)
+        queuedOutbound -= copied
         if stream.outbound.isEmpty && stream.outboundEnded {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
         } else if copied == 0 {
@@ -144,9 +149,9 @@ extension HTTP2ServerSession {
         return copied
     }
 
-    private func resumeIfDeferred(_ streamID: Int32) {
-        guard streams[streamID]?.deferred == true else { return }
-        streams[streamID]?.deferred = false
+    private func resumeIfDeferred(_ stream: HTTP2Stream, _ streamID: Int32) {
+        guard stream.deferred else { return }
+        stream.deferred = false
         // Fails only when the stream is gone or not deferred; then there is nothing to resume.
         _ = nghttp2_session_resume_data(session, streamID)
     }

@@ -22,6 +22,8 @@ public final class HTTP2ServerSession {
     // swift-format-ignore: NeverUseImplicitlyUnwrappedOptionals
     var session: OpaquePointer!
     var streams: [Int32: HTTP2Stream] = [:]
+    /// The sum of the streams' `outbound` counts (`queuedOutboundCount`).
+    var queuedOutbound = 0
     private var events: [HTTP2Event] = []
     private var eventHead = 0
     /// What is left of `settings.unansweredResetBudget`.

@@ -267,7 +267,10 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         let isStalled = { [session] (stream: HTTP2StreamHost) in
             session.outboundCount(streamID: stream.id) > 0 && session.isPeerWindowClosed(streamID: stream.id)
         }
-        let stalled = streams.values.contains(where: isStalled) || finishing.values.contains(where: isStalled)
+        // Nothing queued (the common case after a write): nothing can be stalled.
+        let stalled =
+            session.queuedOutboundCount > 0
+            && (streams.values.contains(where: isStalled) || finishing.values.contains(where: isStalled))
         if !stalled {
             stallTimer?.cancel()
             stalledSince = nil

@@ -134,7 +134,9 @@ import Testing
         let first = Self.pattern(10)
         first.withUnsafeBytes { link.server.send(streamID: streamID, bytes: $0) }
         #expect(link.server.outboundCount(streamID: streamID) == 10)
+        #expect(link.server.queuedOutboundCount == 10)
         try link.pump()
+        #expect(link.server.queuedOutboundCount == 0)
         #expect(link.client.responses[streamID]?.body == first)
         #expect(link.client.responses[streamID]?.closeCode == nil)
         let rest = Self.pattern(50_000, seed: 3)
@@ -240,10 +242,16 @@ import Testing
         try link.pump()
         #expect(link.client.responses[streamID]?.body == Array(Self.pattern(5000).prefix(1000)))
         #expect(link.server.outboundCount(streamID: streamID) == 4000)
+        #expect(link.server.queuedOutboundCount == 4000)
         #expect(link.server.isPeerWindowClosed(streamID: streamID))
         link.client.consume(streamID, 1000)
         try link.pump()
         #expect(link.client.responses[streamID]?.body == Array(Self.pattern(5000).prefix(2000)))
         #expect(link.server.outboundCount(streamID: streamID) == 3000)
+        #expect(link.server.queuedOutboundCount == 3000)
+        // A reset drops what still waits, from the session's total too.
+        link.client.reset(streamID, code: HTTP2ErrorCode.cancel.rawValue)
+        try link.pump()
+        #expect(link.server.queuedOutboundCount == 0)
     }
 }
