@@ -112,11 +112,11 @@ extension HTTP2ServerSession {
             nghttp2_session_terminate_session(session, code.rawValue), "nghttp2_session_terminate_session")
     }
 
-    /// Response body bytes of `streamID` waiting for the client's window (the caller's
-    /// high-water mark for pausing its upstream).
     /// Response body bytes queued on all streams that libnghttp2 has not taken yet.
     public var queuedOutboundCount: Int { queuedOutbound }
 
+    /// Response body bytes of `streamID` waiting for the client's window (the caller's
+    /// high-water mark for pausing its upstream).
     public func outboundCount(streamID: Int32) -> Int {
         streams[streamID]?.outbound.count ?? 0
     }

@@ -116,12 +116,6 @@ final class ExchangeIO {
         self.worker = worker
     }
 
-    /// An auth check still pending is abandoned with its exchange: its socket holds it (and
-    /// would call back a host that is gone) until closed.
-    deinit {
-        authCheck?.cancel()
-    }
-
     /// The buffer counts the state machine decides backpressure from.
     func levels(clientOutput: Int) -> BufferLevels {
         BufferLevels(

@@ -52,8 +52,7 @@ public enum UpstreamRequestHead {
         headers.reserveCapacity(headers.count + 8 + (route?.setHeaders.count ?? 0))
         headers.reserveByteCapacity(
             256 + target.authorityBytes.count + (boundary?.count ?? 0) + (earlier?.count ?? 0) + client.count
-                + (originalHost?.count ?? 0) + requestID.utf8.count
-                + (route?.setHeaders.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } ?? 0))
+                + (originalHost?.count ?? 0) + requestID.utf8.count)
         headers.removeHopByHop()
         headers.removeFields(whereName: { name in
             replacedRequestFields.contains { asciiCaseInsensitiveEquals(name, $0) }
