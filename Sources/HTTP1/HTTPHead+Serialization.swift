@@ -2,15 +2,28 @@ public import HTTPCore
 
 extension RequestHead {
     /// Writes the request head as sent upstream: `METHOD target HTTP/1.1`, the fields, the
-    /// blank line.
+    /// blank line, in one `write`.
     public func serialize(into sink: inout some ByteSink) {
         var method = method
-        method.withUTF8 { sink.write(UnsafeRawBufferPointer($0)) }
-        sink.write(" ")
         var target = target
-        target.withUTF8 { sink.write(UnsafeRawBufferPointer($0)) }
-        sink.write(" HTTP/1.1\r\n")
-        headers.serialize(into: &sink)
+        method.withUTF8 { method in
+            target.withUTF8 { target in
+                let version: StaticString = " HTTP/1.1\r\n"
+                let versionBytes = UnsafeRawBufferPointer(
+                    start: version.utf8Start, count: version.utf8CodeUnitCount)
+                headers.serialize(
+                    into: &sink, prefixCount: method.count + 1 + target.count + versionBytes.count
+                ) {
+                    var line = $0
+                    line.copyMemory(from: UnsafeRawBufferPointer(method))
+                    line[method.count] = UInt8(ascii: " ")
+                    line = UnsafeMutableRawBufferPointer(rebasing: line[(method.count + 1)...])
+                    line.copyMemory(from: UnsafeRawBufferPointer(target))
+                    line = UnsafeMutableRawBufferPointer(rebasing: line[target.count...])
+                    line.copyMemory(from: versionBytes)
+                }
+            }
+        }
     }
 }
 
@@ -45,12 +58,36 @@ extension ResponseHead {
 extension HeaderFields {
     /// Writes `Name: value\r\n` for each field, then the blank line.
     public func serialize(into sink: inout some ByteSink) {
-        forEachField { name, value in
-            sink.write(UnsafeRawBufferPointer(name))
-            sink.write(": ")
-            sink.write(UnsafeRawBufferPointer(value))
-            sink.write("\r\n")
+        serialize(into: &sink, prefixCount: 0) { _ in }
+    }
+
+    /// Writes `prefixCount` bytes that `prefix` fills (a start line), `Name: value\r\n` for
+    /// each field and the blank line, in one `write`: a head of a dozen fields written piece by
+    /// piece cost 50 appends per request.
+    public func serialize(
+        into sink: inout some ByteSink, prefixCount: Int, prefix: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        let total = prefixCount + serializedCount
+        withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { buffer in
+            prefix(UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefixCount]))
+            var at = prefixCount
+            forEachField { name, value in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[at...]).copyMemory(
+                    from: UnsafeRawBufferPointer(name))
+                at += name.count
+                buffer[at] = UInt8(ascii: ":")
+                buffer[at + 1] = UInt8(ascii: " ")
+                at += 2
+                UnsafeMutableRawBufferPointer(rebasing: buffer[at...]).copyMemory(
+                    from: UnsafeRawBufferPointer(value))
+                at += value.count
+                buffer[at] = 0x0D
+                buffer[at + 1] = 0x0A
+                at += 2
+            }
+            buffer[at] = 0x0D
+            buffer[at + 1] = 0x0A
+            sink.write(UnsafeRawBufferPointer(buffer))
         }
-        sink.write("\r\n")
     }
 }

@@ -156,35 +156,56 @@ extension HTTP2ServerSession {
         _ = nghttp2_session_resume_data(session, streamID)
     }
 
-    /// Lays `:status` and the fields out in one buffer and calls `body` with the nv list.
+    /// Lays `:status` and the fields (names lowercased) out in one temporary buffer and calls
+    /// `body` with the nv list over it (libnghttp2 copies both when it submits).
     private func withFieldList(
         status: Int, fields: HeaderFields, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> Int32
     ) -> Int32 {
-        // One byte buffer and one list, both sized up front; the fields are read in place.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(fields.serializedCount + 10)
-        bytes += ":status".utf8
-        bytes += String(status).utf8
-        var spans: [(Int, Int, Int, Int)] = []
-        spans.reserveCapacity(fields.count + 1)
-        spans.append((0, 7, 7, bytes.count - 7))
-        fields.forEachField { name, value in
-            let nameStart = bytes.count
-            for byte in name { bytes.append(byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) }
-            bytes += value
-            spans.append((nameStart, name.count, nameStart + name.count, value.count))
-        }
-        return bytes.withUnsafeMutableBufferPointer { storage in
-            let base = storage.baseAddress!
-            return withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: spans.count) { list in
-                for (index, span) in spans.enumerated() {
-                    list.initializeElement(
-                        at: index,
-                        to: nghttp2_nv(
-                            name: base + span.0, value: base + span.2, namelen: span.1, valuelen: span.3,
-                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+        // Names and values take less than their serialized form; `:status` and its digits 28.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: fields.serializedCount + 28) { bytes in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count + 1) { list in
+                let base = bytes.baseAddress!
+                var at = 0
+                for byte in ":status".utf8 {
+                    base[at] = byte
+                    at += 1
                 }
-                return body(UnsafeBufferPointer(list))
+                var digits = 0
+                var rest = max(0, status)
+                repeat {
+                    digits += 1
+                    rest /= 10
+                } while rest > 0
+                rest = max(0, status)
+                for offset in stride(from: digits - 1, through: 0, by: -1) {
+                    base[at + offset] = UInt8(48 + rest % 10)
+                    rest /= 10
+                }
+                at += digits
+                let flags = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                list.initializeElement(
+                    at: 0,
+                    to: nghttp2_nv(name: base, value: base + 7, namelen: 7, valuelen: digits, flags: flags))
+                var count = 1
+                fields.forEachField { name, value in
+                    let nameStart = at
+                    for byte in name {
+                        base[at] = byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte
+                        at += 1
+                    }
+                    let valueStart = at
+                    if let source = value.baseAddress, !value.isEmpty {
+                        (base + at).initialize(from: source, count: value.count)
+                        at += value.count
+                    }
+                    list.initializeElement(
+                        at: count,
+                        to: nghttp2_nv(
+                            name: base + nameStart, value: base + valueStart, namelen: name.count,
+                            valuelen: value.count, flags: flags))
+                    count += 1
+                }
+                return body(UnsafeBufferPointer(start: list.baseAddress, count: count))
             }
         }
     }

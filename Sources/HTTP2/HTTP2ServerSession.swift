@@ -21,7 +21,7 @@ public final class HTTP2ServerSession {
     // in deinit, and callbacks run only inside calls made on this object.
     // swift-format-ignore: NeverUseImplicitlyUnwrappedOptionals
     var session: OpaquePointer!
-    var streams: [Int32: HTTP2Stream] = [:]
+    var streams = StreamTable<HTTP2Stream>()
     /// The sum of the streams' `outbound` counts (`queuedOutboundCount`).
     var queuedOutbound = 0
     private var events: [HTTP2Event] = []

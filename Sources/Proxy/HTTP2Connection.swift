@@ -26,11 +26,15 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     let streamOutput = OwnedEvBuffer()
     var random = SecureRandom()
     private var httpDate = HTTPDate()
-    private var streams: [Int32: HTTP2StreamHost] = [:]
+    private var streams = StreamTable<HTTP2StreamHost>()
     /// Streams whose exchange ended but which the session still holds (their answer goes).
-    private var finishing: [Int32: HTTP2StreamHost] = [:]
+    private var finishing = StreamTable<HTTP2StreamHost>()
     private var idleTimer: Timer?
     private var stallTimer: Timer?
+    /// The one timer of all the streams' deadlines, armed for the earliest
+    /// (`streamDeadline`); a deadline cancelled meanwhile makes it fire for nothing once.
+    private var deadlineTimer: Timer?
+    private var deadlineArmedFor: Int64?
     /// The session's output is written once per loop iteration, after every stream that had
     /// something to send on it (`flush()`).
     private var flushCall: DeferredCall?
@@ -62,6 +66,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         session = try HTTP2ServerSession(settings: sessionSettings)
         idleTimer = Timer(base: base) { [unowned self] in self.idleTimedOut() }
         stallTimer = Timer(base: base) { [unowned self] in self.stallTimedOut() }
+        deadlineTimer = Timer(base: base) { [unowned self] in self.deadlinesDue() }
         flushCall = DeferredCall(base: base) { [unowned self] in self.flushNow() }
         socket.delegate = self
         socket.setWatermarks(readHigh: 256 * 1024, writeLow: 0)
@@ -96,7 +101,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             // or one is sent now; it goes out, then the connection closes.
             let flood = failure.code == HTTP2Error.flooded || failure.code == HTTP2Error.tooManyContinuations
             try? session.goAway(code: flood ? .enhanceYourCalm : .protocolError)
-            for stream in Array(streams.values) { stream.clientGone() }
+            for stream in streams.values { stream.clientGone() }
             closing = true
         }
         flush()
@@ -166,29 +171,23 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     }
 
     /// The fields an HTTP/1.1 upstream reads: `Host` from `:authority` (unless a `host`
-    /// field came), and the `cookie` crumbs joined with "; " (RFC 9113 §8.2.3).
+    /// field came), and the `cookie` crumbs joined with "; " (RFC 9113 §8.2.3). The received
+    /// list is changed in place: a copy of every field cost 2 % of an h2 request's instructions.
     static func http1Fields(_ head: HTTP2RequestHead) -> HeaderFields {
-        var fields = HeaderFields()
-        fields.reserveCapacity(head.fields.count + 1)
-        fields.reserveByteCapacity(head.fields.serializedCount + (head.authority?.utf8.count ?? 0) + 4)
-        if let authority = head.authority, !head.fields.contains("host") {
-            fields.append(name: "Host".utf8, value: authority.utf8)
-        }
-        var cookie: [UInt8]?
-        // Borrowed bytes: no field is copied but into the new list.
-        head.fields.forEachField { name, value in
-            if name.elementsEqual("cookie".utf8) {
-                if cookie == nil {
-                    cookie = Array(value)
-                } else {
-                    cookie! += "; ".utf8
-                    cookie! += value
-                }
-            } else {
-                fields.append(name: name, value: value)
+        var fields = head.fields
+        if fields.count(of: "cookie") > 1 {
+            var cookie: [UInt8] = []
+            fields.forEachField { name, value in
+                guard name.elementsEqual("cookie".utf8) else { return }
+                if !cookie.isEmpty { cookie += "; ".utf8 }
+                cookie += value
             }
+            fields.removeAll(named: "cookie")
+            fields.append(name: "cookie".utf8, value: cookie)
         }
-        if let cookie { fields.append(name: "cookie".utf8, value: cookie) }
+        if let authority = head.authority, !fields.contains("host") {
+            fields.prepend(name: "Host".utf8, value: authority.utf8)
+        }
         return fields
     }
 
@@ -251,7 +250,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
                 return closeConnection()
             }
             var drained: [HTTP2StreamHost] = []
-            for stream in streams.values where stream.waitsForClientDrain { drained.append(stream) }
+            streams.forEachValue { stream in if stream.waitsForClientDrain { drained.append(stream) } }
             for stream in drained { stream.outputDrained() }
         } while flushAgain && !closed
         guard !closed else { return }
@@ -270,7 +269,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         // Nothing queued (the common case after a write): nothing can be stalled.
         let stalled =
             session.queuedOutboundCount > 0
-            && (streams.values.contains(where: isStalled) || finishing.values.contains(where: isStalled))
+            && (streams.contains(where: isStalled) || finishing.contains(where: isStalled))
         if !stalled {
             stallTimer?.cancel()
             stalledSince = nil
@@ -286,6 +285,27 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         closing = true
         flushNow()
         if !closed { closeConnection() }
+    }
+
+    /// A stream armed a timer for `deadline`: the connection's timer fires by then.
+    func streamDeadline(_ deadline: Int64) {
+        if let armed = deadlineArmedFor, armed <= deadline { return }
+        deadlineArmedFor = deadline
+        deadlineTimer?.schedule(milliseconds: max(0, deadline - base.nowMilliseconds))
+    }
+
+    /// The connection's deadline timer fired: the streams report what is due, and it is armed
+    /// again for the earliest deadline left.
+    private func deadlinesDue() {
+        guard !closed else { return }
+        deadlineArmedFor = nil
+        let now = base.nowMilliseconds
+        for stream in streams.values { stream.expireTimers(now: now) }
+        var next: Int64?
+        streams.forEachValue { stream in
+            if let deadline = stream.earliestDeadline { next = min(next ?? deadline, deadline) }
+        }
+        if let next { streamDeadline(next) }
     }
 
     private func armIdleTimer() {
@@ -311,7 +331,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     }
 
     func hashingProgressed() {
-        for stream in Array(streams.values) { stream.hashingProgressed() }
+        for stream in streams.values { stream.hashingProgressed() }
     }
 
     /// Closes the connection (the worker stops).
@@ -326,9 +346,11 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         idleTimer = nil
         stallTimer?.cancel()
         stallTimer = nil
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
         flushCall?.cancel()
         flushCall = nil
-        for stream in Array(streams.values) + Array(finishing.values) { stream.streamClosed() }
+        for stream in streams.values + finishing.values { stream.streamClosed() }
         streams.removeAll()
         finishing.removeAll()
         socket.close()

@@ -59,9 +59,9 @@ extension HTTP2StreamHost {
                 input.buffer.move(count, to: io.staging.buffer)
             }
         case .startTimer(let timer, let deadline):
-            timers.start(timer, deadline: deadline)
+            startTimer(timer, deadline: deadline)
         case .cancelTimer(let timer):
-            timers.cancel(timer)
+            cancelTimer(timer)
         case .exchangeStarted:
             connection.worker.exchangeStarted()
         case .consultCheck(let index):

@@ -75,6 +75,10 @@ final class UpstreamPool {
     private var idle: [[UpstreamConnection]] = []
     /// Index in `idle` of each upstream that ever had an idle connection.
     private var slots: [UpstreamURL: Int] = [:]
+    /// The upstream looked up last and its slot: nearly every request goes to the same one,
+    /// and comparing it costs less than hashing its host (twice per request).
+    private var lastTarget: UpstreamURL?
+    private var lastSlot = 0
     private let caFile: String?
     private var tlsContext: TLSClientContext?
     private var tlsSetupError: String?
@@ -110,7 +114,7 @@ final class UpstreamPool {
     func acquire(_ target: UpstreamURL, owner: any UpstreamOwner) throws(ProxyError)
         -> UpstreamConnection
     {
-        while let slot = slots[target], let connection = idle[slot].popLast() {
+        while let slot = existingSlot(target), let connection = idle[slot].popLast() {
             guard connection.socket.isOpen else { continue }
             connection.owner = owner
             connection.socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
@@ -155,15 +159,24 @@ final class UpstreamPool {
 
     /// The index in `idle` of `target`'s connections (a new, empty list the first time).
     private func slot(for target: UpstreamURL) -> Int {
-        if let slot = slots[target] { return slot }
+        if let slot = existingSlot(target) { return slot }
         idle.append([])
         slots[target] = idle.count - 1
         return idle.count - 1
     }
 
+    /// The index in `idle` of `target`'s connections, if it has a list.
+    private func existingSlot(_ target: UpstreamURL) -> Int? {
+        if let lastTarget, lastTarget == target { return lastSlot }
+        guard let slot = slots[target] else { return nil }
+        lastTarget = target
+        lastSlot = slot
+        return slot
+    }
+
     /// Closes a connection and forgets it.
     func discard(_ connection: UpstreamConnection) {
-        if let slot = slots[connection.target],
+        if let slot = existingSlot(connection.target),
             let index = idle[slot].firstIndex(where: { $0 === connection })
         {
             idle[slot].remove(at: index)
@@ -178,6 +191,7 @@ final class UpstreamPool {
         }
         idle.removeAll()
         slots.removeAll()
+        lastTarget = nil
     }
 
     /// The number of idle connections.

@@ -47,6 +47,48 @@ import Testing
         #expect(proxy.accessLog(atLeast: 1).last?["status"] as? Int == 504)
     }
 
+    /// Over HTTP/2 a stream's timers ride on its connection's one timer: a silent upstream
+    /// still ends the stream with 504 after `upstream_response`, and the connection carries
+    /// the next stream, which gets its own 504 as well (python3-h2 as the client: curl 7.88
+    /// fails to reuse an h2c connection, against nginx too).
+    @Test func silentUpstreamIs504OverH2c() throws {
+        let silent = try FakeUpstream(.silent)
+        let proxy = try startListeners(
+            ["{ address: 127.0.0.1:0, http2: { h2c: true } }"],
+            "upstream: \(silent.url)\ntimeouts: { upstream_response: 1s }\nroutes:\n  - match: { path: / }\n")
+        let client = """
+            import socket, sys, h2.connection, h2.events
+            sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            sock.settimeout(20)
+            conn = h2.connection.H2Connection()
+            conn.initiate_connection()
+            sock.sendall(conn.data_to_send())
+            for stream in (1, 3):
+                conn.send_headers(stream, [(":method", "GET"), (":path", "/x"), (":scheme", "http"),
+                                           (":authority", "t")], end_stream=True)
+                sock.sendall(conn.data_to_send())
+                done = False
+                while not done:
+                    data = sock.recv(65536)
+                    if not data:
+                        sys.exit("connection closed")
+                    for event in conn.receive_data(data):
+                        if isinstance(event, h2.events.ResponseReceived):
+                            print(stream, dict(event.headers)[b":status"].decode())
+                        if isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)):
+                            done = done or event.stream_id == stream
+                    sock.sendall(conn.data_to_send())
+            """
+        let python = ProcessInfo.processInfo.environment["FORMGATE_PYTHON"] ?? "/usr/bin/python3"
+        let result = try run(python, ["-c", client, String(proxy.port)])
+        let lines = String(decoding: result.output, as: UTF8.self).split(separator: "\n")
+        #expect(result.status == 0)
+        #expect(lines == ["1 504", "3 504"], "\(lines)")
+        let log = proxy.accessLog(atLeast: 2)
+        #expect(log.map { $0["status"] as? Int } == [504, 504])
+        #expect(log.allSatisfy { $0["protocol"] as? String == "h2" })
+    }
+
     @Test func upstreamResetMidBodyIs502AndCloses() throws {
         let resetting = try FakeUpstream(.resetAfter(bytes: 100_000))
         let proxy = try startProxy(UploadTests.config(upstream: resetting.url))
