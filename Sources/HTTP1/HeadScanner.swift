@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Finds the end of an HTTP head (the empty line) in bytes that arrive in pieces, without
 /// keeping them: the I/O layer leaves the bytes in its buffer until the end is known.
 ///
@@ -31,25 +35,42 @@ public struct HeadScanner: Sendable {
     /// - Throws: `.headTooLarge` once more than `limit` bytes were scanned without an end;
     ///   `.bareLineFeed` (with `requireCRLF`) at a LF without CR.
     public mutating func scan(_ buffer: UnsafeRawBufferPointer) throws(HTTP1Error) -> Int? {
-        for index in buffer.indices {
-            let byte = buffer[index]
-            scanned += 1
-            guard scanned <= limit else { throw HTTP1Error(.headTooLarge, at: limit) }
-            guard byte == 0x0A else {
-                lineLength += 1
-                lastWasCR = byte == 0x0D
-                continue
+        guard let base = buffer.baseAddress else { return nil }
+        var index = 0
+        // From line feed to line feed with memchr(3): byte by byte this was ~20 instructions a
+        // byte, 2 % of an h2 request's proxy instructions for one upstream response head.
+        while index < buffer.count {
+            let remaining = buffer.count - index
+            // The bytes that may still be scanned without passing the limit.
+            let allowed = limit - scanned
+            let length = min(remaining, allowed)
+            guard let found = memchr(base + index, 0x0A, length) else {
+                if length > 0 {
+                    lineLength += length
+                    lastWasCR = buffer[index + length - 1] == 0x0D
+                }
+                scanned += length
+                if remaining > allowed { throw HTTP1Error(.headTooLarge, at: limit) }
+                return nil
             }
+            let position = UnsafeRawPointer(found) - base
+            let run = position - index
+            if run > 0 {
+                lineLength += run
+                lastWasCR = buffer[position - 1] == 0x0D
+            }
+            scanned += run + 1
             if requireCRLF, !lastWasCR { throw HTTP1Error(.bareLineFeed, at: scanned - 1) }
             let empty = lineLength == 0 || (lineLength == 1 && lastWasCR)
             lineLength = 0
             lastWasCR = false
             if empty {
-                if sawStartLine { return index + 1 }
+                if sawStartLine { return position + 1 }
                 leadingEmptyBytes = scanned
             } else {
                 sawStartLine = true
             }
+            index = position + 1
         }
         return nil
     }
