@@ -14,10 +14,16 @@ public struct ActionBuffer: ByteSink, Sendable {
     /// Index of the next action `next()` returns.
     private var cursor = 0
 
-    /// Creates an empty buffer.
+    /// Creates an empty buffer with room for 16 actions and 1 KiB of bytes.
     public init() {
-        actions.reserveCapacity(16)
-        bytes.reserveCapacity(1024)
+        self.init(actionCapacity: 16, byteCapacity: 1024)
+    }
+
+    /// Creates an empty buffer with room for `actionCapacity` actions and `byteCapacity`
+    /// bytes (0 and 0: one that allocates nothing until it is used).
+    public init(actionCapacity: Int, byteCapacity: Int) {
+        actions.reserveCapacity(actionCapacity)
+        bytes.reserveCapacity(byteCapacity)
     }
 
     /// Whether every action was taken.

@@ -12,8 +12,8 @@ extension Exchange {
     /// Runs the route's checks from `first`, in order, until one holds or refuses. Returns
     /// whether they all admitted the request (`false`: it is held, or it was refused).
     mutating func runChecks(from first: Int, date: [UInt8], now: Int64, actions: inout ActionBuffer) -> Bool {
-        guard let route else { return true }
-        let checks = route.checks
+        // Only the list is copied: `guard let route` copied the whole route per request.
+        let checks = route?.checks ?? []
         for index in first..<max(first, checks.count) {
             switch checks[index].check(checkRequest(now: now)) {
             case .pass:
@@ -31,7 +31,7 @@ extension Exchange {
                 return false
             }
         }
-        guard let limiter = route.rateLimiter else { return true }
+        guard let limiter = route?.rateLimiter else { return true }
         return admit(limiter, date: date, now: now, actions: &actions)
     }
 

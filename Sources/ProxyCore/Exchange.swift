@@ -164,16 +164,18 @@ public struct Exchange<Sink: RequestBodySink> {
         self.settings = settings
         self.client = client
         self.secure = secure
-        let route = settings.routes.match(path: head.routingPath, host: head.headers.firstValue("Host") ?? [])
-        self.route = route
+        // Matched into the stored property and read from it: a local copy kept alive beside it
+        // was a second copy of the route per request.
+        self.route = settings.routes.match(
+            path: head.routingPath, host: head.headers.firstValue("Host") ?? [])
         self.requestID =
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 } ?? requestID
-        self.target = route?.upstream ?? settings.upstream
+        self.target = self.route?.upstream ?? settings.upstream
         self.decoder = BodyDecoder(framing)
         // A body that ends with its stream has no length to declare: chunks, or the spool.
         self.upstreamFraming = framing == .untilEndOfStream ? .chunked : framing
         self.record = AccessRecord(
-            requestID: self.requestID, method: head.method, path: String(head.path), route: route?.name,
+            requestID: self.requestID, method: head.method, path: String(head.path), route: self.route?.name,
             startedAt: now)
         self.record.clientProtocol = clientProtocol
         // HEADERS with END_STREAM, or a content-length of 0: nothing more may come.

@@ -10,7 +10,9 @@ enum HeadChecks {
         -> Result<MediaType?, ProxyError>
     {
         var multipartType: MediaType?
-        if let route, route.rewritesMultipart, let value = head.headers.firstValue("Content-Type") {
+        // The route is read through `route?.`: `if let route` copied the whole route (a dozen
+        // references retained and released) on every request.
+        if route?.rewritesMultipart == true, let value = head.headers.firstValue("Content-Type") {
             guard let type = try? MediaType.parse(value, accepting: .commaSeparatedParameters),
                 head.headers.count(of: "Content-Type") == 1
             else {
@@ -20,10 +22,11 @@ enum HeadChecks {
             }
             if type.isMultipartFormData { multipartType = type }
         }
-        if let route, !route.methods.isEmpty, !route.methods.contains(head.method) {
+        if let methods = route?.methods, !methods.isEmpty, !methods.contains(head.method) {
             return .failure(
                 ProxyError(
-                    .methodNotAllowed, detail: "method \(head.method) not allowed on route \(route.name)"))
+                    .methodNotAllowed,
+                    detail: "method \(head.method) not allowed on route \(route?.name ?? "")"))
         }
         if case .length(let length) = framing, length > limits.bodyBytes {
             return .failure(

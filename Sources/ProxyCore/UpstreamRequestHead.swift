@@ -75,11 +75,10 @@ public enum UpstreamRequestHead {
             headers.append(name: forwardedHostName, value: originalHost)
         }
         headers.set(name: requestIDName, value: requestID.utf8)
-        if let route {
-            for name in route.removeHeaders { headers.removeAll(named: name) }
-            for (name, value) in route.setHeaders { headers.set(name: name, value: value) }
-            if let auth = route.authForwarding { auth.apply(to: &headers, identity: identity) }
-        }
+        // Through `route?.`: `if let route` copied the whole route per request.
+        for name in route?.removeHeaders ?? [] { headers.removeAll(named: name) }
+        for (name, value) in route?.setHeaders ?? [] { headers.set(name: name, value: value) }
+        if let auth = route?.authForwarding { auth.apply(to: &headers, identity: identity) }
         switch framing {
         case .chunked:
             headers.append(name: "Transfer-Encoding", value: "chunked")
