@@ -102,7 +102,7 @@ final class TLSTransport: SocketTransport {
         guard evbuffer_reserve_space(buffer, want, &vector, 1) >= 1, let start = vector.iov_base else {
             return .failed(code: ENOMEM)
         }
-        ERR_clear_error()
+        Self.clearErrors()
         let count = SSL_read(ssl, start, Int32(min(vector.iov_len, want)))
         vector.iov_len = Int(max(count, 0))
         // Committing the reservation just made (possibly with nothing in it) cannot fail.
@@ -121,7 +121,7 @@ final class TLSTransport: SocketTransport {
             failed = true
             return .failed(code: EPIPE)
         }
-        ERR_clear_error()
+        Self.clearErrors()
         let count = SSL_write(ssl, start, Int32(length))
         guard count > 0 else {
             let result = status(of: count)
@@ -141,6 +141,13 @@ final class TLSTransport: SocketTransport {
         // never reads it loses nothing (the connection ends either way), so the result is not
         // waited for.
         _ = SSL_shutdown(ssl)
+    }
+
+    /// Empties the thread's error queue before an I/O call (`SSL_get_error` reads it), only
+    /// when something is in it: `ERR_clear_error` walks every slot of the queue, 1 % of the
+    /// proxy's CPU on a TLS upload when called before every 16 KiB read.
+    private static func clearErrors() {
+        if ERR_peek_error() != 0 { ERR_clear_error() }
     }
 
     /// What a non-positive `SSL_*` return means.
