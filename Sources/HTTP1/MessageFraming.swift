@@ -106,9 +106,17 @@ extension HeaderFields {
 
     /// Removes hop-by-hop fields and the fields that `Connection` names, in one pass.
     public mutating func removeHopByHop() {
+        removeHopByHop(alsoRemoving: [])
+    }
+
+    /// Removes hop-by-hop fields, the fields that `Connection` names and the fields named in
+    /// `names` (compared without regard to case), in one pass.
+    public mutating func removeHopByHop(alsoRemoving names: [[UInt8]]) {
         let tokens = ConnectionTokens(self)
         removeFields(whereName: { name in
-            guard !Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) }) else {
+            guard !Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) }),
+                !names.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
+            else {
                 return true
             }
             var named = false

@@ -53,7 +53,15 @@ public enum ClientResponseHead {
         headers.removeHopByHop()
         switch framing {
         case .length(let length):
-            headers.set(name: "Content-Length", value: String(length))
+            // The upstream's one Content-Length, when it already says the length, stays as it
+            // is: setting it again grew the head's buffer (an allocation and a copy per
+            // response). HPACK lowercases the name either way.
+            let digits = String(length)
+            if headers.count(of: "Content-Length") != 1
+                || headers.firstValue("Content-Length")?.elementsEqual(digits.utf8) != true
+            {
+                headers.set(name: "Content-Length", value: digits)
+            }
         case .chunked, .untilClose, .untilEndOfStream:
             headers.removeAll(named: "Content-Length")
         case .none:

@@ -53,10 +53,8 @@ public enum UpstreamRequestHead {
         headers.reserveByteCapacity(
             256 + target.authorityBytes.count + (boundary?.count ?? 0) + (earlier?.count ?? 0) + client.count
                 + (originalHost?.count ?? 0) + requestID.utf8.count)
-        headers.removeHopByHop()
-        headers.removeFields(whereName: { name in
-            replacedRequestFields.contains { asciiCaseInsensitiveEquals(name, $0) }
-        })
+        // One pass: the hop-by-hop fields, those `Connection` names, and those set here.
+        headers.removeHopByHop(alsoRemoving: replacedRequestFields)
         if let boundary {
             headers.set(name: contentTypeName, value: multipartPrefix + boundary)
         }
