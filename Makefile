@@ -25,8 +25,9 @@ SDK_VENV := .build/sdk-venv
 SDK_PACKAGES := botocore==1.44.8 boto3==1.44.8 'moto[server]==5.2.5' qiniu==7.18.0 oss2==2.19.1 \
 	cos-python-sdk-v5==1.9.44
 export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
-# strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter).
-BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc nghttp2-client
+# strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter);
+# valgrind: `make h2-instructions`.
+BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc nghttp2-client valgrind
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 # Release builds also optimise across modules: the hot path crosses HTTPCore, HTTP1, the parser
@@ -117,6 +118,14 @@ bench: deps release
 .PHONY: h2-slow-stream
 h2-slow-stream: deps release
 	$(PYTHON) scripts/h2-slow-stream.py --repeat 3
+
+# Instructions per h2 4 KiB upload over TLS, FormGate against nginx, counted by callgrind: figures
+# that do not move with the machine's load (scripts/profile/h2-instructions.sh; it uses the Go
+# sink and body writer `make bench` builds).
+.PHONY: h2-instructions
+h2-instructions: deps release
+	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
+	scripts/profile/h2-instructions.sh
 
 run: build-deps
 	swift build -c release $(RELEASE_FLAGS) --product formgate
