@@ -51,8 +51,9 @@ the bench markers in README.md: every figure there comes from this script. Envir
 BENCH_REPEATS (3), BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDIDATES (all),
 BENCH_CASES ("1x 8x small h2-1x h2-8x h2-small"), BENCH_H2_SMALL_REQUESTS (120000),
 BENCH_H2LOAD_THREADS (1), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
-skips it), BENCH_BINARY (the formgate binary), BENCH_CORRUPT (N: the generator flips one
-file byte in every Nth upload after hashing; the run must then fail). A run with a subset of
+skips it), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
+BENCH_CORRUPT (N: the generator flips one file byte in every Nth upload after hashing; the
+run must then fail). A run with a subset of
 the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the docs alone.
 """
 import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
@@ -705,8 +706,15 @@ def profile_section(results):
 
 # --- the run
 def main():
+    global binary
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    # The binary measured is a copy made now: a rebuild during the run (`make release` in
+    # another shell) neither stops it ("Text file busy") nor changes what later rounds measure.
+    if os.path.exists(binary):
+        frozen = os.path.join(work, "formgate")
+        shutil.copy2(binary, frozen)
+        binary = frozen
     measured = facts()
     build_tools()
     parser_table = None
