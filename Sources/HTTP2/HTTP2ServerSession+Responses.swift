@@ -166,22 +166,16 @@ extension HTTP2ServerSession {
             withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count + 1) { list in
                 let base = bytes.baseAddress!
                 var at = 0
+                // A status's digits make a small string: no allocation.
                 for byte in ":status".utf8 {
                     base[at] = byte
                     at += 1
                 }
-                var digits = 0
-                var rest = max(0, status)
-                repeat {
-                    digits += 1
-                    rest /= 10
-                } while rest > 0
-                rest = max(0, status)
-                for offset in stride(from: digits - 1, through: 0, by: -1) {
-                    base[at + offset] = UInt8(48 + rest % 10)
-                    rest /= 10
+                for byte in String(status).utf8 {
+                    base[at] = byte
+                    at += 1
                 }
-                at += digits
+                let digits = at - 7
                 let flags = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
                 list.initializeElement(
                     at: 0,

@@ -6,7 +6,7 @@ import ProxyCore
 final class ConnectionTimers {
     private let base: EventBase
     private var timer: Timer?
-    private var deadlines: [(id: TimerID, deadline: Int64)] = []
+    private var deadlines = Deadlines()
     private let fired: (TimerID) -> Void
     /// The deadline the libevent timer is armed for.
     private var armedFor: Int64?
@@ -19,14 +19,13 @@ final class ConnectionTimers {
 
     /// Arms `id` for `deadline`, replacing an earlier deadline of the same id.
     func start(_ id: TimerID, deadline: Int64) {
-        deadlines.removeAll { $0.id == id }
-        deadlines.append((id, deadline))
+        deadlines.start(id, at: deadline)
         rearm()
     }
 
     /// Disarms `id`.
     func cancel(_ id: TimerID) {
-        deadlines.removeAll { $0.id == id }
+        deadlines.cancel(id)
         rearm()
     }
 
@@ -38,7 +37,7 @@ final class ConnectionTimers {
     }
 
     private func rearm() {
-        guard let earliest = deadlines.lazy.map(\.deadline).min() else {
+        guard let earliest = deadlines.earliest else {
             if armedFor != nil { timer?.cancel() }
             armedFor = nil
             return
@@ -51,10 +50,7 @@ final class ConnectionTimers {
     private func expire() {
         armedFor = nil
         let now = base.nowMilliseconds
-        while let index = deadlines.indices.lazy.filter({ self.deadlines[$0].deadline <= now }).min(by: {
-            self.deadlines[$0].deadline < self.deadlines[$1].deadline
-        }) {
-            let id = deadlines.remove(at: index).id
+        while let id = deadlines.takeDue(now: now) {
             fired(id)
             guard timer != nil else { return }
         }

@@ -314,10 +314,9 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         guard !closed else { return }
         deadlineArmedFor = nil
         let now = base.nowMilliseconds
-        for stream in streams.values { stream.expireTimers(now: now) }
         var next: Int64?
-        streams.forEachValue { stream in
-            if let deadline = stream.earliestDeadline { next = min(next ?? deadline, deadline) }
+        for stream in streams.values {
+            if let deadline = stream.expireTimers(now: now) { next = min(next ?? deadline, deadline) }
         }
         if let next { streamDeadline(next) }
     }

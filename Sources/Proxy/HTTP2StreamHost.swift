@@ -30,7 +30,7 @@ final class HTTP2StreamHost {
     /// one timer is armed for the earliest deadline of all its streams (`streamDeadline`), and
     /// a cancelled deadline is only forgotten here (a per-stream timer was 4 allocations and 4
     /// heap operations per h2 request).
-    private var deadlines: [(id: TimerID, deadline: Int64)] = []
+    private var deadlines = Deadlines()
     /// Request bytes taken from the session, and those given back to its window.
     private var taken: Int64 = 0
     private var consumed: Int64 = 0
@@ -133,27 +133,20 @@ final class HTTP2StreamHost {
 
     /// Arms `id` for `deadline`, replacing an earlier deadline of the same id.
     func startTimer(_ id: TimerID, deadline: Int64) {
-        deadlines.removeAll { $0.id == id }
-        deadlines.append((id, deadline))
+        deadlines.start(id, at: deadline)
         connection.streamDeadline(deadline)
     }
 
     /// Disarms `id`.
     func cancelTimer(_ id: TimerID) {
-        deadlines.removeAll { $0.id == id }
+        deadlines.cancel(id)
     }
 
-    /// The earliest armed deadline, if any.
-    var earliestDeadline: Int64? { deadlines.lazy.map(\.deadline).min() }
-
-    /// Reports every timer due at `now` to the exchange, earliest first.
-    func expireTimers(now: Int64) {
-        while !finished,
-            let index = deadlines.indices.min(by: { deadlines[$0].deadline < deadlines[$1].deadline }),
-            deadlines[index].deadline <= now
-        {
-            timerFired(deadlines.remove(at: index).id)
-        }
+    /// Reports every timer due at `now` to the exchange, earliest first; returns the earliest
+    /// deadline left.
+    func expireTimers(now: Int64) -> Int64? {
+        while !finished, let id = deadlines.takeDue(now: now) { timerFired(id) }
+        return deadlines.earliest
     }
 
     private func timerFired(_ timer: TimerID) {

@@ -7,30 +7,29 @@
 # sink (.build/bench/sink); h2load posts the bench's 4 KiB body over 64 connections x 10
 # streams, first 640 requests uncounted (warm-up: handshakes, pools), then REQUESTS (6400)
 # counted. Printed: the proxy's instructions per request, in all and by object (the proxy's own
-# code, libc, libcrypto, ...). Instructions are what callgrind counts, not time: the same
-# binary and inputs give the same figures whatever else the machine does, so two builds can be
-# compared without the noise of a shared machine. The 64 TLS handshakes of the counted run are
+# code, libc, libcrypto, ...). Instructions are what callgrind counts, not time: how the
+# requests batch moves them a little (about 0.5 K between two runs of one build), the
+# machine's load far less than it moves timings, so two builds can be compared on a shared
+# machine. The 64 TLS handshakes of the counted run are
 # in the figures (about 27 K instructions per request of libcrypto's at 6400 requests).
 #
 # FormGate runs the release binary with its debug information stripped into a copy (valgrind
 # 3.19 cannot read the DWARF 5 that Swift 6 writes); nginx is Debian's, `master_process off`.
-# The configs are the bench's (scripts/bench.py): FormGate's pass-through route, nginx h2 with
-# proxy_request_buffering off and upstream keepalive.
+# The configs and the certificate are the bench's own (scripts/bench.py): FormGate's
+# pass-through route, nginx h2 with proxy_request_buffering off and upstream keepalive.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 requests=${1:-6400}
 tools=$root/.build/bench
 work=$tools/instructions
 binary=${BENCH_BINARY:-$root/.build/release/formgate}
-for tool in valgrind callgrind_annotate h2load nginx openssl; do
+for tool in valgrind callgrind_annotate h2load nginx openssl python3; do
     command -v $tool > /dev/null || { echo "h2-instructions: $tool is missing (make bench installs it)" >&2; exit 1; }
 done
 [ -x "$tools/sink" ] && [ -x "$tools/h2body" ] || { echo "h2-instructions: run make bench first (it builds $tools/sink)" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work/nginx"
 body=$tools/h2body-10000-4096
 [ -f "$body" ] || "$tools/h2body" -out "$body" -seed 10000 -size 4096
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
-    -keyout "$work/key.pem" -out "$work/cert.pem" 2> /dev/null
 cp "$binary" "$work/formgate" && strip --strip-debug "$work/formgate"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -84,49 +83,27 @@ print(f"{name:9} {total / requests / 1000:6.1f} K instructions per request ({par
 ' "$name" "$requests"
 }
 
-port=$(free_port)
-cat > "$work/formgate.yaml" << EOF
-listen:
-  - { address: 127.0.0.1:$port, tls: { certificates: [{ cert: $work/cert.pem, key: $work/key.pem }] } }
-workers: 1
-upstream: http://127.0.0.1:$sink_port
-access_log: off
-limits: { body_bytes: 64GiB, file_bytes: 64GiB }
-routes:
-  - name: passthrough
-    match: { path: /upload }
+fg_port=$(free_port)
+nginx_port=$(free_port)
+# The bench's own certificate and configs (scripts/bench.py: certificate(), formgate_h2_config(),
+# nginx_h2_config()) with one worker each, and nginx without its master process: callgrind
+# counts the process it started.
+python3 - "$root" "$work" "$fg_port" "$nginx_port" "$sink_port" << 'EOF'
+import os, sys
+root, work = sys.argv[1], sys.argv[2]
+fg_port, nginx_port, sink_port = map(int, sys.argv[3:6])
+sys.argv = sys.argv[:1]
+sys.path.insert(0, os.path.join(root, "scripts"))
+import bench
+bench.cores = 1
+bench.work = work
+cert, key = bench.certificate()
+with open(os.path.join(work, "formgate.yaml"), "w") as config:
+    config.write(bench.formgate_h2_config("passthrough", fg_port, sink_port, True, cert, key))
+temp = os.path.join(work, "nginx")
+with open(os.path.join(temp, "nginx.conf"), "w") as config:
+    text = bench.nginx_h2_config(nginx_port, sink_port, temp, True, cert, key)
+    config.write(text.replace("daemon off;", "daemon off;\nmaster_process off;", 1))
 EOF
-measure formgate "$port" "$work/formgate" run -c "$work/formgate.yaml"
-
-port=$(free_port)
-cat > "$work/nginx/nginx.conf" << EOF
-worker_processes 1;
-master_process off;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_max_body_size 0;
-    client_body_buffer_size 512k;
-    http2_body_preread_size 512k;
-    http2_max_concurrent_streams 128;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    upstream sink { server 127.0.0.1:$sink_port; keepalive 1024; keepalive_requests 1000000; }
-    server {
-        listen 127.0.0.1:$port ssl http2;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        location / {
-            proxy_pass http://sink;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_request_buffering off;
-        }
-    }
-}
-EOF
-measure nginx "$port" nginx -c "$work/nginx/nginx.conf"
+measure formgate "$fg_port" "$work/formgate" run -c "$work/formgate.yaml"
+measure nginx "$nginx_port" nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
