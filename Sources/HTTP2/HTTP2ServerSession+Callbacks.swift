@@ -201,6 +201,7 @@ extension HTTP2ServerSession {
             stream.inbound.append(bytes)
         }
         stream.unconsumed += bytes.count
+        unconsumedTotal += bytes.count
         enqueue(.data(streamID: streamID, count: bytes.count))
         return 0
     }
@@ -222,6 +223,7 @@ extension HTTP2ServerSession {
         // Bytes the caller will not consume any more still count against the connection window.
         if stream.unconsumed > 0 {
             _ = nghttp2_session_consume_connection(session, stream.unconsumed)
+            unconsumedTotal -= stream.unconsumed
             stream.unconsumed = 0
         }
         // libnghttp2 resets a request whose END_STREAM leaves it short of its content-length

@@ -24,6 +24,9 @@ public final class HTTP2ServerSession {
     var streams = StreamTable<HTTP2Stream>()
     /// The sum of the streams' `outbound` counts (`queuedOutboundCount`).
     var queuedOutbound = 0
+    /// The sum of the streams' `unconsumed` counts: received bytes the connection window
+    /// stays closed by.
+    var unconsumedTotal = 0
     private var events: [HTTP2Event] = []
     private var eventHead = 0
     /// What is left of `settings.unansweredResetBudget`.
@@ -154,24 +157,30 @@ public final class HTTP2ServerSession {
         precondition(
             count <= stream.unconsumed, "consume(\(count)) beyond the \(stream.unconsumed) bytes received")
         stream.unconsumed -= count
+        unconsumedTotal -= count
         // Only fails for stream 0 or a count of 0, excluded above.
         _ = nghttp2_session_consume(session, streamID, count)
-        acknowledge(streamID)
+        acknowledge(stream, streamID)
     }
 
     /// Acknowledges what was consumed (WINDOW_UPDATE) once it reaches an eighth of the window,
     /// for the stream and for the connection, rather than libnghttp2's half: a client whose
     /// view of a window lags (a stream opened before our SETTINGS arrived) must not wait for an
     /// acknowledgement that would come only after more data it cannot send. The windows stay
-    /// at their configured size: only consumed bytes are acknowledged.
-    private func acknowledge(_ streamID: Int32) {
-        let stream = nghttp2_session_get_stream_effective_recv_data_length(session, streamID)
-        if stream > 0, stream >= settings.initialStreamWindow / 8 {
-            _ = nghttp2_submit_window_update(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, stream)
+    /// at their configured size: only consumed bytes are acknowledged. libnghttp2's count of
+    /// bytes received and not acknowledged includes those still held (`unconsumed`): they
+    /// are left out, or a client would be let in a window ahead of what was handed on.
+    private func acknowledge(_ stream: HTTP2Stream, _ streamID: Int32) {
+        let streamReceived = nghttp2_session_get_stream_effective_recv_data_length(session, streamID)
+        let streamConsumed = streamReceived - Int32(stream.unconsumed)
+        if streamConsumed > 0, streamConsumed >= settings.initialStreamWindow / 8 {
+            _ = nghttp2_submit_window_update(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, streamConsumed)
         }
-        let connection = nghttp2_session_get_effective_recv_data_length(session)
-        if connection > 0, connection >= settings.connectionWindow / 8 {
-            _ = nghttp2_submit_window_update(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connection)
+        let received = nghttp2_session_get_effective_recv_data_length(session)
+        let consumed = received - Int32(unconsumedTotal)
+        if consumed > 0, consumed >= settings.connectionWindow / 8 {
+            _ = nghttp2_submit_window_update(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, consumed)
         }
     }
 

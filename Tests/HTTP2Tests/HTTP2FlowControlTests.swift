@@ -41,6 +41,55 @@ import Testing
         #expect(link.events.contains(.endStream(streamID: streamID)))
     }
 
+    /// A consume reopens the window by what it gave back, not by what the session still
+    /// holds: libnghttp2's count of bytes not acknowledged includes the held ones.
+    @Test func aPartialConsumeLetsInOnlyWhatWasConsumed() throws {
+        let window = 1 << 20
+        var settings = HTTP2Settings()
+        settings.initialStreamWindow = Int32(window)
+        let link = try ServerLink(settings: settings)
+        let body = HTTP2ServerSessionTests.pattern(window * 4)
+        let streamID = link.client.request(method: "POST", body: body)
+        try link.pump()
+        var received = ByteArraySink()
+        link.server.readInbound(streamID: streamID, into: &received)
+        #expect(received.bytes.count == window)
+        for round in 1...3 {
+            // A quarter handed on, three quarters still held: a quarter more may come.
+            link.server.consume(streamID: streamID, count: window / 4)
+            try link.pump()
+            #expect(link.server.readInbound(streamID: streamID, into: &received) == window / 4)
+            #expect(link.client.pendingUpload(streamID) == body.count - window - round * window / 4)
+        }
+        #expect(received.bytes == Array(body.prefix(received.bytes.count)))
+    }
+
+    /// Partial consumes on one stream never let the streams together hold more than the
+    /// connection window.
+    @Test func partialConsumesKeepTheConnectionWindow() throws {
+        let window = 1 << 20
+        var settings = HTTP2Settings()
+        settings.initialStreamWindow = Int32(window)
+        settings.connectionWindow = Int32(window)
+        let link = try ServerLink(settings: settings)
+        let first = link.client.request(method: "POST", body: HTTP2ServerSessionTests.pattern(window * 3))
+        try link.pump()
+        #expect(link.server.inboundCount(streamID: first) == window)
+        let second = link.client.request(
+            method: "POST", body: HTTP2ServerSessionTests.pattern(window * 3, seed: 5))
+        var consumed = 0
+        for _ in 1...3 {
+            var handedOn = ByteArraySink()
+            link.server.readInbound(streamID: first, into: &handedOn, maxCount: window / 4)
+            link.server.consume(streamID: first, count: handedOn.bytes.count)
+            consumed += handedOn.bytes.count
+            try link.pump()
+            let held = link.server.inboundCount(streamID: first) + link.server.inboundCount(streamID: second)
+            #expect(held == window)
+        }
+        #expect(consumed == 3 * window / 4)
+    }
+
     /// Many stalled streams together hold at most the connection window.
     @Test func theConnectionWindowBoundsAllStreamsTogether() throws {
         var settings = HTTP2Settings()
