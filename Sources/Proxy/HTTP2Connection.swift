@@ -12,6 +12,11 @@ import ProxyCore
 ///
 /// Lives on its worker's loop thread; the worker keeps it alive until it closes.
 final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
+    /// Bytes read per wake-up before the session takes them: one upstream `writev` and one
+    /// WINDOW_UPDATE per 512 KiB of a large upload. With HTTP/1.1's 256 KiB, a 1 GiB h2
+    /// upload over TLS cost the proxy 5 % more CPU (perf stat, 2026-12-03).
+    static let readHigh = 512 * 1024
+
     let socket: BufferedSocket
     unowned let worker: Worker
     let base: EventBase
@@ -71,7 +76,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         deadlineTimer = Timer(base: base) { [unowned self] in self.deadlinesDue() }
         flushCall = DeferredCall(base: base) { [unowned self] in self.flushNow() }
         socket.delegate = self
-        socket.setWatermarks(readHigh: 256 * 1024, writeLow: 0)
+        socket.setWatermarks(readHigh: Self.readHigh, writeLow: 0)
         socket.enable()
         flush()
         // Bytes read before the hand-over (the preface a plain listener sniffed).
