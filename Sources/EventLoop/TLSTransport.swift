@@ -21,8 +21,8 @@ final class TLSTransport: SocketTransport {
     private var failed = false
     /// OpenSSL's packed error code of the first failure.
     private var errorCode: UInt = 0
-    /// The largest plaintext record (TLS's 16 KiB).
-    static let recordSize = 16 * 1024
+    /// How a read that returned bytes ended (not WANT_READ): the next read reports it.
+    private var pendingStatus: TransportStatus?
     /// OpenSSL's read buffer with read-ahead: four records and their framing.
     static let readAheadSize = 64 * 1024 + 512
 
@@ -57,7 +57,7 @@ final class TLSTransport: SocketTransport {
     }
 
     var isTLS: Bool { true }
-    var hasBufferedInput: Bool { !failed && SSL_has_pending(ssl) == 1 }
+    var hasBufferedInput: Bool { pendingStatus != nil || (!failed && SSL_has_pending(ssl) == 1) }
 
     var applicationProtocol: String? {
         var data: UnsafePointer<UInt8>?
@@ -96,18 +96,45 @@ final class TLSTransport: SocketTransport {
         return status(of: result)
     }
 
+    /// Decrypts records into one reservation of up to `limit` bytes, so a wake-up's plaintext
+    /// lies in one contiguous chain (an HTTP/2 DATA frame reaches its callback whole, not cut
+    /// at every 16 KiB read). A read that ends on WANT_READ after some bytes reports
+    /// `drained`, the next call would only block; any other end after some bytes is reported
+    /// by the next call.
     func read(_ fd: Int32, into buffer: OpaquePointer, limit: Int) -> TransportStatus {
-        let want = min(limit, Self.recordSize)
+        if let status = pendingStatus {
+            pendingStatus = nil
+            return status
+        }
         var vector = iovec()
-        guard evbuffer_reserve_space(buffer, want, &vector, 1) >= 1, let start = vector.iov_base else {
+        guard evbuffer_reserve_space(buffer, limit, &vector, 1) >= 1, let start = vector.iov_base else {
             return .failed(code: ENOMEM)
         }
-        Self.clearErrors()
-        let count = SSL_read(ssl, start, Int32(min(vector.iov_len, want)))
-        vector.iov_len = Int(max(count, 0))
+        let room = min(vector.iov_len, limit)
+        var filled = 0
+        var ending: TransportStatus?
+        while filled < room {
+            Self.clearErrors()
+            let count = SSL_read(ssl, start + filled, Int32(clamping: room - filled))
+            guard count > 0 else {
+                ending = status(of: count)
+                break
+            }
+            filled += Int(count)
+        }
+        vector.iov_len = filled
         // Committing the reservation just made (possibly with nothing in it) cannot fail.
         _ = evbuffer_commit_space(buffer, &vector, 1)
-        return count > 0 ? .moved(Int(count), drained: false) : status(of: count)
+        guard filled > 0 else { return ending ?? .moved(0, drained: true) }
+        switch ending {
+        case nil:
+            return .moved(filled, drained: false)
+        case .blocked(.readable):
+            return .moved(filled, drained: true)
+        case .some(let status):
+            pendingStatus = status
+            return .moved(filled, drained: false)
+        }
     }
 
     func write(_ fd: Int32, from buffer: OpaquePointer, limit: Int) -> TransportStatus {
