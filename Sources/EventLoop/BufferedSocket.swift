@@ -194,7 +194,7 @@ public final class BufferedSocket {
                 throw EventLoopError.system("fcntl(O_NONBLOCK)", errno)
             }
             var transport: any SocketTransport = PlainTransport()
-            if let tls { transport = TLSTransport(ssl: try tls.makeSSL(), settings: tls) }
+            if let tls { transport = TLSTransport(ssl: try tls.makeSSL(), settings: tls, accepting: true) }
             socket = try BufferedSocket(
                 base: base, transport: transport, phase: tls == nil ? .open : .handshaking)
         } catch {

@@ -10,6 +10,13 @@ import CLibevent
 /// the same bytes, and the first failure keeps OpenSSL's reason for `tlsError`. The `SSL`
 /// comes from `TLSClientContext` (connect, SNI and verification) or `TLSServerContext`
 /// (accept); the transport frees it.
+///
+/// On an accepted connection that agreed TLS 1.3, the client's records are read by a
+/// `TLSRecordReader` once the handshake is done, under the client's traffic secret (taken
+/// from OpenSSL's key-log callback, which hands it to this object only); OpenSSL reads
+/// the handshake without read-ahead, so no record past it sits in OpenSSL's buffer. Any
+/// other connection (TLS 1.2, the client side, a suite the reader lacks) reads through
+/// `SSL_read` with read-ahead.
 final class TLSTransport: SocketTransport {
     private let ssl: OpaquePointer
     /// What the `SSL`'s contexts and callbacks belong to (a `TLSServerContext`), kept alive as
@@ -23,14 +30,24 @@ final class TLSTransport: SocketTransport {
     private var errorCode: UInt = 0
     /// How a read that returned bytes ended (not WANT_READ): the next read reports it.
     private var pendingStatus: TransportStatus?
+    /// The client's records once an accepted TLS 1.3 handshake is done.
+    private(set) var recordReader: TLSRecordReader?
+    /// client_application_traffic_secret_0 from the key-log callback, until the handshake
+    /// ends (then wiped).
+    private var clientSecret: [UInt8] = []
+    private let accepting: Bool
     /// OpenSSL's read buffer with read-ahead: four records and their framing.
     static let readAheadSize = 64 * 1024 + 512
+    /// The `SSL` ex-data slot that points at its transport (for the key-log callback).
+    static let transportSlot = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nil, nil, nil, nil)
 
     /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting, and
-    /// keeps `settings` alive until then.
-    init(ssl: OpaquePointer, settings: AnyObject? = nil) {
+    /// keeps `settings` alive until then. `accepting` (a server's `SSL`, whose contexts log
+    /// keys to `keyLogTrampoline`) lets the transport read TLS 1.3 records itself.
+    init(ssl: OpaquePointer, settings: AnyObject? = nil, accepting: Bool = false) {
         self.ssl = ssl
         self.settings = settings
+        self.accepting = accepting
         // SSL_set_mode returns the new mode bits; it cannot fail. RELEASE_BUFFERS frees the
         // read buffer whenever it empties, so an idle connection holds none.
         _ = SSL_ctrl(
@@ -42,8 +59,16 @@ final class TLSTransport: SocketTransport {
         // Read ahead into a 64 KiB buffer: one read(2) takes several records, where OpenSSL
         // otherwise reads about one record per call (33,038 read(2)s for a 1 GiB h2 upload,
         // strace -c). Records read ahead and not yet returned are `hasBufferedInput`.
-        SSL_set_read_ahead(ssl, 1)
         SSL_set_default_read_buffer_len(ssl, Self.readAheadSize)
+        if accepting, Self.transportSlot >= 0,
+            SSL_set_ex_data(ssl, Self.transportSlot, Unmanaged.passUnretained(self).toOpaque()) == 1
+        {
+            // Read-ahead waits for the handshake's end: the records after it are this
+            // transport's to read.
+            SSL_set_read_ahead(ssl, 0)
+        } else {
+            SSL_set_read_ahead(ssl, 1)
+        }
     }
 
     func attach(_ fd: Int32) throws(EventLoopError) {
@@ -54,10 +79,16 @@ final class TLSTransport: SocketTransport {
 
     deinit {
         SSL_free(ssl)
+        wipeClientSecret()
     }
 
     var isTLS: Bool { true }
-    var hasBufferedInput: Bool { pendingStatus != nil || (!failed && SSL_has_pending(ssl) == 1) }
+    var hasBufferedInput: Bool {
+        if pendingStatus != nil { return true }
+        if failed { return false }
+        if let recordReader { return recordReader.hasBufferedInput }
+        return SSL_has_pending(ssl) == 1
+    }
 
     var applicationProtocol: String? {
         var data: UnsafePointer<UInt8>?
@@ -76,6 +107,7 @@ final class TLSTransport: SocketTransport {
     var resumedSession: Bool { fg_ssl_session_reused(ssl) == 1 }
 
     var failureDescription: String? {
+        if let reason = recordReader?.failure { return reason }
         guard errorCode != 0 else {
             if failed, handshakeDone == false { return "handshake failed" }
             return nil
@@ -91,9 +123,69 @@ final class TLSTransport: SocketTransport {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             handshakeDone = true
+            if accepting { startReadingRecords() }
             return .moved(0, drained: true)
         }
-        return status(of: result)
+        let status = status(of: result)
+        if case .failed = status { wipeClientSecret() }
+        return status
+    }
+
+    /// Hands the client's records to a `TLSRecordReader` when the connection agreed TLS 1.3
+    /// with a suite it opens, the key log gave the client's secret, and OpenSSL holds no
+    /// input past the handshake; else turns read-ahead on for `SSL_read`.
+    private func startReadingRecords() {
+        defer { wipeClientSecret() }
+        if SSL_version(ssl) == TLS1_3_VERSION, SSL_has_pending(ssl) == 0, !clientSecret.isEmpty,
+            let cipher = SSL_get_current_cipher(ssl),
+            let suite = TLSRecordReader.Suite(rawValue: SSL_CIPHER_get_protocol_id(cipher)),
+            let reader = TLSRecordReader(suite: suite, secret: clientSecret)
+        {
+            recordReader = reader
+            return
+        }
+        SSL_set_read_ahead(ssl, 1)
+    }
+
+    /// Keeps the secret the key log reports for the client's application records.
+    fileprivate func logged(_ line: UnsafePointer<CChar>) {
+        guard handshakeDone == false else { return }
+        let label = "CLIENT_TRAFFIC_SECRET_0 "
+        guard strncmp(line, label, label.utf8.count) == 0 else { return }
+        // The line is `label client_random secret`, both in hex.
+        let fields = UnsafeBufferPointer(start: line, count: strlen(line)).split(separator: 0x20)
+        guard fields.count == 3, let secret = Self.bytes(hex: fields[2]) else { return }
+        wipeClientSecret()
+        clientSecret = secret
+    }
+
+    private func wipeClientSecret() {
+        clientSecret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        clientSecret = []
+    }
+
+    /// Lowercase or uppercase hex digits as bytes; nil for anything else or an odd count.
+    private static func bytes(hex: some Collection<CChar>) -> [UInt8]? {
+        guard hex.count % 2 == 0, hex.count <= 2 * Int(EVP_MAX_MD_SIZE) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var high: UInt8?
+        for character in hex {
+            let value: UInt8
+            switch UInt8(bitPattern: character) {
+            case let digit where digit >= 0x30 && digit <= 0x39: value = digit - 0x30
+            case let letter where letter >= 0x61 && letter <= 0x66: value = letter - 0x61 + 10
+            case let letter where letter >= 0x41 && letter <= 0x46: value = letter - 0x41 + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
     }
 
     /// Decrypts records into one reservation of up to `limit` bytes, so a wake-up's plaintext
@@ -113,7 +205,12 @@ final class TLSTransport: SocketTransport {
         let room = min(vector.iov_len, limit)
         var filled = 0
         var ending: TransportStatus?
-        while filled < room {
+        if let recordReader {
+            (filled, ending) = recordReader.read(
+                fd, into: start.assumingMemoryBound(to: UInt8.self), room: room)
+            if case .failed = ending { failed = true }
+        }
+        while recordReader == nil, filled < room {
             Self.clearErrors()
             let count = SSL_read(ssl, start + filled, Int32(clamping: room - filled))
             guard count > 0 else {
@@ -149,6 +246,10 @@ final class TLSTransport: SocketTransport {
             return .failed(code: EPIPE)
         }
         Self.clearErrors()
+        if let recordReader, recordReader.keyUpdateOwed, retryLength == 0 {
+            // The client asked for a KeyUpdate: OpenSSL sends it before these bytes.
+            if SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED) == 1 { recordReader.keyUpdateOwed = false }
+        }
         let count = SSL_write(ssl, start, Int32(length))
         guard count > 0 else {
             let result = status(of: count)
@@ -199,4 +300,14 @@ final class TLSTransport: SocketTransport {
             return .failed(code: EPROTO)
         }
     }
+}
+
+/// OpenSSL's key-log callback on a server context: passes each line to the transport of the
+/// `SSL` it concerns, which keeps only the client's application traffic secret (never logged
+/// or written anywhere).
+func keyLogTrampoline(_ ssl: OpaquePointer?, _ line: UnsafePointer<CChar>?) {
+    guard let ssl, let line, TLSTransport.transportSlot >= 0,
+        let transport = SSL_get_ex_data(ssl, TLSTransport.transportSlot)
+    else { return }
+    Unmanaged<TLSTransport>.fromOpaque(transport).takeUnretainedValue().logged(line)
 }
