@@ -24,6 +24,10 @@ import Testing
         let output = evbuffer_new()!
         /// Handshake message types the client received after the handshake.
         var clientHeard: [UInt8] = []
+        /// The client's client_application_traffic_secret_0, from its key log (for `seal`).
+        var clientSecret: [UInt8] = []
+        /// The sequence number of the next record `seal` makes.
+        var sealed: UInt64 = 0
 
         init(
             files: (directory: String, cert: String, key: String), maximumVersion: Int32 = TLS1_3_VERSION,
@@ -45,6 +49,20 @@ import Testing
             clientOutput = BIO_new(BIO_s_mem())!
             SSL_set_bio(client, BIO_new_socket(clientFD, BIO_NOCLOSE), clientOutput)
             SSL_set_connect_state(client)
+            _ = SSL_set_ex_data(client, 0, Unmanaged.passUnretained(self).toOpaque())
+            SSL_CTX_set_keylog_callback(clientContext) { ssl, line in
+                guard let ssl, let line, let argument = SSL_get_ex_data(ssl, 0) else { return }
+                let fields = String(cString: line).split(separator: " ")
+                guard fields.count == 3, fields[0] == "CLIENT_TRAFFIC_SECRET_0" else { return }
+                var bytes: [UInt8] = []
+                var index = fields[2].startIndex
+                while index < fields[2].endIndex {
+                    let next = fields[2].index(index, offsetBy: 2)
+                    bytes.append(UInt8(fields[2][index..<next], radix: 16)!)
+                    index = next
+                }
+                Unmanaged<Pair>.fromOpaque(argument).takeUnretainedValue().clientSecret = bytes
+            }
             _ = SSL_ctrl(client, SSL_CTRL_SET_MSG_CALLBACK_ARG, 0, Unmanaged.passUnretained(self).toOpaque())
             SSL_set_msg_callback(client) { writing, _, contentType, bytes, length, _, argument in
                 guard writing == 0, contentType == SSL3_RT_HANDSHAKE, length > 0, let bytes, let argument
@@ -104,6 +122,35 @@ import Testing
                 if count > 0 { _ = evbuffer_remove(input, &bytes, count) }
                 return (bytes, status)
             }
+        }
+
+        /// A TLS 1.3 record as the client would seal it (AES-128-GCM, the client's next
+        /// sequence number), with any inner content type and padding: what no well-behaved
+        /// client sends. Only before the client itself writes application data.
+        func seal(type: UInt8, _ content: [UInt8], padding: Int = 0) -> [UInt8] {
+            let digest = EVP_sha256()
+            let key = TLSRecordReader.expandLabel(clientSecret, "key", length: 16, digest: digest)
+            var nonce = TLSRecordReader.expandLabel(clientSecret, "iv", length: 12, digest: digest)
+            for index in 0..<8 {
+                nonce[11 - index] ^= UInt8(truncatingIfNeeded: sealed >> (8 * UInt64(index)))
+            }
+            sealed += 1
+            let inner = content + [type] + [UInt8](repeating: 0, count: padding)
+            let length = inner.count + 16
+            let header: [UInt8] = [23, 3, 3, UInt8(length >> 8), UInt8(length & 0xff)]
+            var out = [UInt8](repeating: 0, count: inner.count)
+            var tag = [UInt8](repeating: 0, count: 16)
+            let context = EVP_CIPHER_CTX_new()
+            defer { EVP_CIPHER_CTX_free(context) }
+            var count: Int32 = 0
+            #expect(EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce) == 1)
+            #expect(EVP_EncryptUpdate(context, nil, &count, header, 5) == 1)
+            #expect(EVP_EncryptUpdate(context, &out, &count, inner, Int32(inner.count)) == 1)
+            // GCM writes nothing at the end; the tag comes after.
+            var rest = [UInt8](repeating: 0, count: 16)
+            #expect(EVP_EncryptFinal_ex(context, &rest, &count) == 1 && count == 0)
+            #expect(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, 16, &tag) == 1)
+            return header + out + tag
         }
 
         func clientWrite(_ bytes: [UInt8]) {
@@ -260,6 +307,55 @@ import Testing
             pair.clientWrite(upload)
             pair.pump()
             #expect(pair.read().0 == upload)
+        }
+    }
+
+    /// Records only a hostile client would seal, each read as RFC 8446 says.
+    @Test func craftedRecordsAreReadAsTheProtocolSays() throws {
+        try Self.withCertificate { files in
+            func pair() throws -> Pair {
+                let pair = try Pair(files: files, suites: "TLS_AES_128_GCM_SHA256")
+                #expect(pair.transport.recordReader != nil && pair.clientSecret.count == 32)
+                return pair
+            }
+            // Padding is not content; 32 empty records in a row are allowed, a user_canceled
+            // alert is ignored, close_notify ends the input.
+            var allowed = try pair()
+            var records = allowed.seal(type: 23, Array("hello".utf8), padding: 300)
+            for _ in 0..<32 { records += allowed.seal(type: 23, []) }
+            records += allowed.seal(type: 21, [1, 90]) + allowed.seal(type: 23, Array(" world".utf8))
+            records += allowed.seal(type: 21, [1, 0]) + allowed.seal(type: 23, Array("after".utf8))
+            allowed.send(records)
+            let (bytes, status) = allowed.read()
+            #expect(bytes == Array("hello world".utf8))
+            #expect(status == .endOfFile)
+
+            let refused: [(records: (Pair) -> [UInt8], reason: String)] = [
+                ({ pair in (0..<33).flatMap { _ in pair.seal(type: 23, []) } }, "too many empty records"),
+                ({ pair in pair.seal(type: 0, [], padding: 10) }, "record without a content type"),
+                ({ pair in pair.seal(type: 21, [2, 40]) }, "peer sent alert 40"),
+                ({ pair in pair.seal(type: 21, [2, 40, 0x41]) }, "malformed alert"),
+                ({ pair in pair.seal(type: 24, [1]) }, "unexpected content type 24"),
+                ({ pair in pair.seal(type: 20, [1]) }, "unexpected content type 20"),
+                ({ pair in pair.seal(type: 22, [4, 0, 0, 1, 0]) }, "unexpected handshake message"),
+                ({ pair in pair.seal(type: 22, [24, 0, 0, 1, 2]) }, "unexpected handshake message"),
+                (
+                    { pair in pair.seal(type: 22, [24, 0, 0, 1, 0, 24, 0, 0, 1, 0]) },
+                    "unexpected handshake message"
+                ),
+                (
+                    { pair in pair.seal(type: 23, [UInt8](repeating: 0x41, count: 1 << 14), padding: 1) },
+                    "record overflow"
+                ),
+            ]
+            for (make, reason) in refused {
+                allowed = try pair()
+                allowed.send(allowed.seal(type: 23, Array("ok".utf8)) + make(allowed))
+                let (bytes, status) = allowed.read()
+                #expect(bytes == Array("ok".utf8), "\(reason)")
+                #expect(status == .failed(code: EPROTO), "\(reason)")
+                #expect(allowed.transport.failureDescription == reason)
+            }
         }
     }
 }
