@@ -147,45 +147,26 @@ final class TLSTransport: SocketTransport {
         SSL_set_read_ahead(ssl, 1)
     }
 
-    /// Keeps the secret the key log reports for the client's application records.
+    /// Keeps the secret the key log reports for the client's application records: the line is
+    /// `CLIENT_TRAFFIC_SECRET_0 client_random secret`, both in hex.
     fileprivate func logged(_ line: UnsafePointer<CChar>) {
         guard handshakeDone == false else { return }
         let label = "CLIENT_TRAFFIC_SECRET_0 "
-        guard strncmp(line, label, label.utf8.count) == 0 else { return }
-        // The line is `label client_random secret`, both in hex.
-        let fields = UnsafeBufferPointer(start: line, count: strlen(line)).split(separator: 0x20)
-        guard fields.count == 3, let secret = Self.bytes(hex: fields[2]) else { return }
+        guard strncmp(line, label, label.utf8.count) == 0, let space = strrchr(line, 0x20) else { return }
+        var secret = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length = 0
+        guard OPENSSL_hexstr2buf_ex(&secret, secret.count, &length, space + 1, 0) == 1 else {
+            ERR_clear_error()
+            return
+        }
         wipeClientSecret()
-        clientSecret = secret
+        clientSecret = Array(secret.prefix(length))
+        secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
     }
 
     private func wipeClientSecret() {
         clientSecret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
         clientSecret = []
-    }
-
-    /// Lowercase or uppercase hex digits as bytes; nil for anything else or an odd count.
-    private static func bytes(hex: some Collection<CChar>) -> [UInt8]? {
-        guard hex.count % 2 == 0, hex.count <= 2 * Int(EVP_MAX_MD_SIZE) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.count / 2)
-        var high: UInt8?
-        for character in hex {
-            let value: UInt8
-            switch UInt8(bitPattern: character) {
-            case let digit where digit >= 0x30 && digit <= 0x39: value = digit - 0x30
-            case let letter where letter >= 0x61 && letter <= 0x66: value = letter - 0x61 + 10
-            case let letter where letter >= 0x41 && letter <= 0x46: value = letter - 0x41 + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
-        }
-        return bytes
     }
 
     /// Decrypts records into one reservation of up to `limit` bytes, so a wake-up's plaintext
