@@ -51,16 +51,16 @@ extension ByteSource {
         return remove(end - scanner.leadingEmptyBytes)
     }
 
-    /// Runs the buffered bytes through `decoder`, draining what the body used; `onData`
-    /// receives payload bytes (borrowed).
+    /// Runs the buffered bytes (the first `limit` of them) through `decoder`, draining what the
+    /// body used; `onData` receives payload bytes (borrowed).
     ///
     /// - Returns: whether the body is complete.
-    public func decodeBody(_ decoder: inout BodyDecoder, _ onData: (UnsafeRawBufferPointer) -> Void)
-        throws(HTTP1Error) -> Bool
-    {
+    public func decodeBody(
+        _ decoder: inout BodyDecoder, limit: Int = .max, _ onData: (UnsafeRawBufferPointer) -> Void
+    ) throws(HTTP1Error) -> Bool {
         var used = 0
         var failure: HTTP1Error?
-        forEachChunk(limit: .max) { chunk in
+        forEachChunk(limit: limit) { chunk in
             do throws(HTTP1Error) {
                 let taken = try decoder.decode(chunk, onData)
                 used += taken

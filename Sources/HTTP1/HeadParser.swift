@@ -28,7 +28,7 @@ public enum HeadParser {
             throw HTTP1Error(.invalidMethod, at: startOffset)
         }
         let target = parts.1
-        guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard !target.isEmpty, target.allSatisfy(RequestTarget.isTargetByte) else {
             throw HTTP1Error(.invalidTarget, at: startOffset + method.count + 1)
         }
         let version = try parseVersion(third, at: startOffset)
@@ -112,18 +112,15 @@ public enum HeadParser {
         throw HTTP1Error(.invalidStartLine)
     }
 
-    /// Origin form is normalised (`RequestTarget`); absolute form (`http://host/path`) becomes
-    /// normalised origin form and its authority replaces Host (RFC 9112 §3.2.2); `*` only with
-    /// OPTIONS.
+    /// Origin form and `*` as `RequestTarget.forwarded` gives them (the one normalisation both
+    /// transports use; the bytes were checked with the start line); absolute form
+    /// (`http://host/path`) becomes normalised origin form and its authority replaces Host
+    /// (RFC 9112 §3.2.2).
     static func normalizeTarget(
         _ target: ArraySlice<UInt8>, method: String, headers: inout HeaderFields, at offset: Int
     ) throws(HTTP1Error) -> String {
-        if target.first == UInt8(ascii: "/") {
-            return try RequestTarget(normalizing: target, at: offset).originForm
-        }
-        if target.elementsEqual("*".utf8) {
-            guard method == "OPTIONS" else { throw HTTP1Error(.invalidTarget, at: offset) }
-            return "*"
+        if target.first == UInt8(ascii: "/") || target.first == UInt8(ascii: "*") {
+            return try RequestTarget.normalized(target, method: method, at: offset)
         }
         for scheme in ["http://", "https://"]
         where asciiCaseInsensitiveEquals(target.prefix(scheme.utf8.count), scheme.utf8) {

@@ -38,7 +38,8 @@ public enum MessageFraming {
     }
 
     /// The body framing of a request an HTTP/2 stream carries (RFC 9113 §8.1.1): its
-    /// `content-length` when it sent one, else until the stream ends; `.none` when the HEADERS
+    /// `content-length` when it sent one (`.length(0)` for 0 on a stream still open: DATA may
+    /// yet come and make it malformed), else until the stream ends; `.none` when the HEADERS
     /// frame ended the stream. Refuses a malformed or repeated `content-length`, and one above 0
     /// on a stream that ended with its HEADERS. (The transport refuses `transfer-encoding`
     /// before: it is connection-specific in HTTP/2, RFC 9113 §8.2.2.)
@@ -50,7 +51,7 @@ public enum MessageFraming {
         else {
             throw HTTP1Error(.invalidContentLength)
         }
-        return length == 0 ? .none : .length(length)
+        return endsStream ? .none : .length(length)
     }
 
     /// The body framing of a response to a request with `requestMethod` (RFC 9112 §6.3).

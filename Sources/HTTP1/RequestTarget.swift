@@ -59,6 +59,38 @@ public struct RequestTarget: Equatable, Sendable {
         originForm = String(decoding: path, as: UTF8.self)
     }
 
+    /// The request target FormGate routes on and forwards, for either transport: an origin-form
+    /// target (an HTTP/1.1 request line's, or an HTTP/2 `:path`) normalised, or `*` for OPTIONS.
+    /// Every byte must be visible ASCII (no space, control or byte above 0x7E, as RFC 9112's
+    /// request line allows); `offset` is the target's position in the head, for errors.
+    ///
+    /// - Throws: `.invalidTarget` (a byte not allowed, `*` with another method, not origin
+    ///   form), and what `init(normalizing:at:)` throws.
+    public static func forwarded(_ target: some Collection<UInt8>, method: String, at offset: Int = 0)
+        throws(HTTP1Error) -> String
+    {
+        var position = offset
+        for byte in target {
+            guard isTargetByte(byte) else { throw HTTP1Error(.invalidTarget, at: position) }
+            position += 1
+        }
+        return try normalized(target, method: method, at: offset)
+    }
+
+    /// `forwarded` for a target whose bytes were checked (`isTargetByte`).
+    static func normalized(_ target: some Collection<UInt8>, method: String, at offset: Int)
+        throws(HTTP1Error) -> String
+    {
+        if target.elementsEqual("*".utf8) {
+            guard method == "OPTIONS" else { throw HTTP1Error(.invalidTarget, at: offset) }
+            return "*"
+        }
+        return try RequestTarget(normalizing: target, at: offset).originForm
+    }
+
+    /// Whether `byte` may stand in a request target: visible ASCII.
+    static func isTargetByte(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
+
     private init(originForm: String, pathLength: Int) {
         self.originForm = originForm
         self.pathLength = pathLength

@@ -136,7 +136,11 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             case .malformed(let id, let reason):
                 logRefused(id, status: 400, detail: "malformed HTTP/2 request: \(reason)")
             case .headersTooLarge(let id):
-                answerHeadersTooLarge(id)
+                // Over `limits.header_bytes`: 431, as on HTTP/1.1.
+                answerRefused(
+                    id,
+                    ProxyError(
+                        .headTooLarge, detail: "request header section too large", limit: "header_bytes"))
             case .data(let id, _):
                 streams[id]?.dataArrived()
             case .endStream(let id):
@@ -154,9 +158,16 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     /// A request's head arrived: its stream host starts the exchange.
     private func startStream(_ id: Int32, _ http2Head: HTTP2RequestHead, endStream: Bool) {
+        // `:path` is normalised (or refused) as an HTTP/1.1 request line's target is: routes
+        // see, and the upstream gets, the one spelling whatever the transport.
+        let target: String
+        do throws(HTTP1Error) {
+            target = try RequestTarget.forwarded(http2Head.path.utf8, method: http2Head.method)
+        } catch {
+            return answerRefused(id, ProxyError(error))
+        }
         var head = RequestHead(
-            method: http2Head.method, target: http2Head.path, version: .http2,
-            headers: Self.http1Fields(http2Head))
+            method: http2Head.method, target: target, version: .http2, headers: Self.http1Fields(http2Head))
         let dropped = worker.settings.underscoresInHeaders ? 0 : head.removeUnderscoreFields()
         if dropped > 0 {
             worker.metrics.update { $0.ruleActions["drop_underscore_header", default: 0] += dropped }
@@ -216,10 +227,10 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         finishing[stream.id] = stream
     }
 
-    /// A header list over `limits.header_bytes`: 431, as on HTTP/1.1.
-    private func answerHeadersTooLarge(_ id: Int32) {
-        let error = ProxyError(
-            .headTooLarge, detail: "request header section too large", limit: "header_bytes")
+    /// A request refused before its exchange (a header list too large, a target that cannot be
+    /// normalised): its error answer, then RST_STREAM once it went (the client may still be
+    /// sending), and its log line.
+    private func answerRefused(_ id: Int32, _ error: ProxyError) {
         let answer = ErrorResponse.make(error, request: nil, requestID: nil, date: date(base.nowMilliseconds))
         do throws(HTTP2Error) {
             try session.respond(streamID: id, status: answer.status, fields: answer.headers, hasBody: true)
@@ -227,7 +238,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             session.endStream(streamID: id)
             try session.resetWhenAnswered(streamID: id)
         } catch {}
-        logRefused(id, status: 431, detail: error.detail, error: error)
+        logRefused(id, status: error.status, detail: error.detail, error: error)
     }
 
     /// A request refused before its exchange: its log line.

@@ -14,12 +14,25 @@ extension Exchange {
     ) {
         guard outcome == nil, !clientStreamEnded else { return }
         clientStreamEnded = true
+        timers.cancel(.idle, &actions)
         decoder.endStream(remaining: input.count)
         if let remaining = decoder.remainingLength, Int64(input.count) < remaining {
             return refuseMalformed(
                 "the stream ended before the request's content-length", now: now, actions: &actions)
         }
         clientReadable(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+    }
+
+    /// HTTP/2: the client has not ended its stream, so the body may not be whole yet.
+    var awaitsEndStream: Bool { clientProtocol.isHTTP2 && !clientStreamEnded }
+
+    /// How many of the `count` input bytes the body may take now. On an HTTP/2 stream that has
+    /// not ended, a `content-length` body's final byte stays in the input until END_STREAM: the
+    /// upstream never holds a whole request whose DATA may yet disagree with its length (RFC
+    /// 9113 §8.1.1); one more byte, or no END_STREAM, and it is aborted incomplete.
+    func readableBodyBytes(_ count: Int) -> Int {
+        guard awaitsEndStream, let remaining = decoder.remainingLength else { return count }
+        return Int(min(Int64(count), remaining - 1))
     }
 
     /// Whether the request body may take more DATA than `input` holds: its stream has not
@@ -30,6 +43,21 @@ extension Exchange {
         guard !clientStreamEnded, !decoder.isComplete else { return false }
         if let remaining = decoder.remainingLength { return Int64(input.count) < remaining }
         return true
+    }
+
+    /// HTTP/2: the stream's idle timer fired (`timeouts.idle`, armed by `start` as an HTTP/1.1
+    /// connection arms its own). It is re-armed lazily: DATA only moves `clientActivity`. The
+    /// silence is not the client's while the exchange does not wait for it (reads paused for a
+    /// slow upstream, so its window is shut; a verdict pending; the response under way), and
+    /// after END_STREAM it has nothing more to send. A client silent for the whole period gets
+    /// 408 (RST_STREAM NO_ERROR follows) and the upstream, which has a partial request, is
+    /// aborted.
+    mutating func clientIdleTimedOut(date: [UInt8], now: Int64, actions: inout ActionBuffer) {
+        guard awaitsEndStream else { return }
+        if clientReadsPaused || requestPhase != .reading { clientActivity = now }
+        let due = clientActivity + settings.timeouts.idle
+        guard now >= due else { return timers.start(.idle, at: due, &actions) }
+        fail(ProxyError(.requestTimeout, detail: "client too slow"), date: date, now: now, actions: &actions)
     }
 
     /// HTTP/2: the RST_STREAM the shell sends once the exchange ended, after what it queued

@@ -98,7 +98,9 @@ extension Exchange {
                 ProxyError(.verdictTimeout, detail: "a request check did not answer in time"), date: date,
                 now: now,
                 actions: &actions)
-        case .header, .idle, .linger:
+        case .idle:
+            clientIdleTimedOut(date: date, now: now, actions: &actions)
+        case .header, .linger:
             break
         }
     }

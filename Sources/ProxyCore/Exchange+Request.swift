@@ -16,6 +16,11 @@ extension Exchange {
         actions: inout ActionBuffer
     ) {
         actions.append(.exchangeStarted)
+        if awaitsEndStream {
+            // HTTP/2: the stream's own idle timer, as an HTTP/1.1 connection's (`Exchange+HTTP2`).
+            clientActivity = now
+            timers.start(.idle, at: now + settings.timeouts.idle, &actions)
+        }
         switch HeadChecks.check(head, route: route, framing: upstreamFraming, limits: settings.limits) {
         case .success(let type): bodyType = type
         case .failure(let error): return fail(error, date: date, now: now, actions: &actions)
@@ -92,6 +97,7 @@ extension Exchange {
         if outcome == nil, inputOverflowsBody(input) {
             return refuseMalformed("more DATA than the request's content-length", now: now, actions: &actions)
         }
+        clientActivity = now
         if requestPhase == .held { return holdInput(input, &actions) }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }
@@ -112,9 +118,11 @@ extension Exchange {
     ) {
         guard outcome == nil, requestPhase == .reading else { return }
         if decoder.isComplete {
+            // HTTP/2: a `content-length: 0` body is whole only with its END_STREAM.
+            if awaitsEndStream { return }
             return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
         }
-        var available = input.count
+        var available = readableBodyBytes(input.count)
         // Bytes this call wrote straight into the sink (the levels predate them).
         var written = 0
         var blocked = false
@@ -163,18 +171,20 @@ extension Exchange {
         if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
         adjustClientReads(
             waiting: buffered(levels, actions) + written, spoolBacklogged: spooled && sink.spoolBacklogged,
-            &actions)
+            now: now, &actions)
     }
 
     /// Client reads are paused exactly while more than the high watermark waits for the
     /// upstream, the hashing queue is backed up, or the spool's writes lag behind.
-    mutating func adjustClientReads(waiting: Int, spoolBacklogged: Bool, _ actions: inout ActionBuffer) {
+    mutating func adjustClientReads(
+        waiting: Int, spoolBacklogged: Bool, now: Int64, _ actions: inout ActionBuffer
+    ) {
         if rulesWantPause || spoolBacklogged
             || (!spooled && pendingLength == nil && waiting > settings.highWater)
         {
             pauseClientReads(&actions)
         } else {
-            resumeClientReads(&actions)
+            resumeClientReads(now: now, &actions)
         }
     }
 
@@ -213,6 +223,7 @@ extension Exchange {
     private mutating func forwardBody(
         input: some ByteSource, available: inout Int, sink: Sink, actions: inout ActionBuffer
     ) -> ProxyError? {
+        let limit = available
         if multipart == nil, let remaining = decoder.remainingLength, !chunksDestination {
             let count = Int(min(Int64(available), remaining))
             actions.append(.moveRequestBody(count, to: destination))
@@ -223,11 +234,10 @@ extension Exchange {
         var failure: ProxyError?
         // The decoder is taken out while the rules run (they live beside it in `self`).
         var decoder = self.decoder
-        defer { self.decoder = decoder }
         do throws(HTTP1Error) {
             if multipart != nil {
                 multipart!.direct(to: routed(sink), chunked: chunksDestination)
-                _ = try input.decodeBody(&decoder) { bytes in
+                _ = try input.decodeBody(&decoder, limit: limit) { bytes in
                     guard failure == nil else { return }
                     do throws(ProxyError) {
                         try multipart!.feed(bytes)
@@ -237,12 +247,13 @@ extension Exchange {
                 }
             } else {
                 var framed = FramedSink(routed(sink), chunked: chunksDestination)
-                _ = try input.decodeBody(&decoder) { framed.write($0) }
+                _ = try input.decodeBody(&decoder, limit: limit) { framed.write($0) }
             }
         } catch {
             failure = failure ?? ProxyError(error)
         }
-        available = input.count
+        self.decoder = decoder
+        available = readableBodyBytes(input.count)
         return failure
     }
 

@@ -135,6 +135,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// HTTP/2: the client ended its stream (END_STREAM, or HEADERS that did: a `.none`
     /// framing); the input holds the rest of the body.
     public internal(set) var clientStreamEnded = false
+    /// HTTP/2: when the client last sent DATA (or its reads resumed), for the stream's lazily
+    /// re-armed idle timer (`Exchange+HTTP2`).
+    var clientActivity: Int64 = 0
     /// HTTP/2: the response head ended the stream (no body, no `endClientStream`).
     var headEndedStream = false
     /// HTTP/2: the reset an outcome of `closeNow` calls for (none when the client left).
@@ -222,9 +225,11 @@ public struct Exchange<Sink: RequestBodySink> {
         actions.append(.pauseClientReads)
     }
 
-    mutating func resumeClientReads(_ actions: inout ActionBuffer) {
+    /// Resumes reading the client; its silence counts from `now` (HTTP/2: its window was shut).
+    mutating func resumeClientReads(now: Int64, _ actions: inout ActionBuffer) {
         guard clientReadsPaused, !clientHalfClosed else { return }
         clientReadsPaused = false
+        clientActivity = now
         actions.append(.resumeClientReads)
     }
 }
