@@ -121,4 +121,19 @@ import Testing
         }
         #expect(accepted > 2000)
     }
+
+    /// The one function both transports forward through (an HTTP/1.1 request line's target,
+    /// an HTTP/2 `:path`): the normal form, `*` for OPTIONS only, and no byte a request line
+    /// could not carry (an HTTP/2 `:path` can hold a space or a byte above 0x7E).
+    @Test func forwardedIsTheNormalFormForEitherTransport() throws {
+        for (target, forwarded, _) in Self.normalizedCases {
+            #expect(try RequestTarget.forwarded(Array(target.utf8), method: "POST") == forwarded, "\(target)")
+        }
+        #expect(try RequestTarget.forwarded(Array("*".utf8), method: "OPTIONS") == "*")
+        for bad in ["*", "/a b", "/a\u{7F}", "/caf\u{E9}", "/x\\..\\upload", "/upload#x", "upload", ""] {
+            #expect(throws: HTTP1Error.self, "\(bad.debugDescription)") {
+                try RequestTarget.forwarded(Array(bad.utf8), method: "GET")
+            }
+        }
+    }
 }
