@@ -116,6 +116,11 @@ public final class HTTP2ServerSession {
     /// the caller has not taken yet).
     public var streamRecordCount: Int { streams.count }
 
+    /// Whether a request header block has begun and not ended: HEADERS without END_HEADERS,
+    /// its CONTINUATION frames still to come (no other frame may come meanwhile, RFC 9113
+    /// §6.10).
+    public var receivingHeaderBlock: Bool { streams.contains { $0.phase == .head } }
+
     /// The request body bytes of `streamID` not yet read by `readInbound`.
     public func inboundCount(streamID: Int32) -> Int {
         streams[streamID]?.inbound.count ?? 0

@@ -47,6 +47,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private var flushCall: DeferredCall?
     /// When the client's window last closed on a response that waits to go.
     private var stalledSince: Int64?
+    /// When the header block in progress began (`armIdleTimer`).
+    private var headerBlockSince: Int64?
     private var closed = false
     private var flushing = false
     /// A flush was asked for while one ran.
@@ -337,7 +339,18 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         if let next { streamDeadline(next) }
     }
 
+    /// The connection's own timer: `timeouts.header` from the start of a header block that has
+    /// not ended (as for a partial HTTP/1.1 head; the connection can carry nothing else until
+    /// it ends), else `timeouts.idle` while no stream is open (each stream times its own
+    /// silence).
     private func armIdleTimer() {
+        if session.receivingHeaderBlock {
+            guard headerBlockSince == nil else { return }
+            headerBlockSince = base.nowMilliseconds
+            idleTimer?.schedule(milliseconds: worker.config.timeouts.header)
+            return
+        }
+        headerBlockSince = nil
         guard streams.isEmpty else {
             idleTimer?.cancel()
             return
@@ -346,7 +359,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     }
 
     private func idleTimedOut() {
-        guard !closed, streams.isEmpty else { return }
+        guard !closed, streams.isEmpty || headerBlockSince != nil else { return }
         try? session.goAway(code: .noError)
         flushNow()
         closeConnection()
