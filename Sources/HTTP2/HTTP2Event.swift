@@ -12,7 +12,8 @@ public enum HTTP2Event: Equatable, Sendable {
     case malformed(streamID: Int32, reason: HTTP2MalformedReason)
     /// A request header list beyond `HTTP2Settings.maxHeaderListSize`: its fields were
     /// dropped; the caller answers 431 (`respond`) or resets the stream. Its DATA, if any,
-    /// is discarded.
+    /// is discarded. A list that went past twice the limit was not decoded to its end: the
+    /// session has reset the stream (ENHANCE_YOUR_CALM) and an answer is not sent.
     case headersTooLarge(streamID: Int32)
     /// `count` bytes of the request body were appended to the stream's inbound buffer
     /// (`readInbound`); the window stays closed for them until `consume`.

@@ -9,7 +9,10 @@ internal import HTTPCore
 /// libnghttp2 applies most of these rules itself before a field reaches the builder; the
 /// builder is the second line and the one that refuses CONNECT. The header list size is
 /// counted as §6.5.2 defines it (name + value + 32 per field); past `maxListSize` the
-/// fields are dropped (memory stays bounded) and `finish()` says `.tooLarge`.
+/// fields are only counted, neither checked nor kept (memory and work stay bounded), and
+/// `finish()` says `.tooLarge`. Past twice `maxListSize` (`exceedsDecodingBound`) the block
+/// is not worth decoding to its end: HPACK references to one table entry make a few bytes
+/// on the wire decode to kilobytes, so the caller stops taking fields.
 struct HTTP2RequestHeadBuilder {
     /// How a header block ended.
     enum Outcome: Equatable {
@@ -43,13 +46,20 @@ struct HTTP2RequestHeadBuilder {
     /// Whether the list went past the size limit.
     var isTooLarge: Bool { listSize > maxListSize }
 
+    /// Whether the list went past twice the size limit: an honest oversized request (a big
+    /// cookie) decodes to about what it sent, a list that far past the advertised
+    /// SETTINGS_MAX_HEADER_LIST_SIZE is not answered 431 but reset before it is decoded on.
+    var exceedsDecodingBound: Bool { listSize - maxListSize > maxListSize }
+
     /// Takes the next field; returns the rule it breaks, if any (the builder then ignores
-    /// the rest of the block).
+    /// the rest of the block). Past `maxListSize` a field only counts: the verdict is
+    /// `.tooLarge` whatever it holds.
     @discardableResult
     mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> HTTP2MalformedReason?
     {
         guard failure == nil else { return failure }
         listSize += name.count + value.count + 32
+        guard !isTooLarge else { return nil }
         if let reason = Self.check(name: name, value: value) ?? classify(name: name, value: value) {
             failure = reason
             return reason
@@ -120,7 +130,7 @@ struct HTTP2RequestHeadBuilder {
             return .connectionSpecificField
         }
         if Self.equals(name, "te"), !Self.equals(value, "trailers") { return .teNotTrailers }
-        if !isTooLarge { fields.append(name: name, value: value) }
+        fields.append(name: name, value: value)
         return nil
     }
 

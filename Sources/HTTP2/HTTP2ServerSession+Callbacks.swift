@@ -92,17 +92,55 @@ extension HTTP2ServerSession {
         return 0
     }
 
+    /// A decoded field. Every field of a block costs libnghttp2 a check of each of its bytes
+    /// before this callback, however few bytes it took on the wire (an HPACK reference to a
+    /// 4 KiB table entry is one byte): a block that is refused, ignored or past the decoding
+    /// bound answers NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE, and libnghttp2 decodes the rest of
+    /// it without checks or callbacks (its HPACK table stays in step) and resets the stream,
+    /// unless this side reset it first.
     private func receivedField(
         _ frame: nghttp2_frame, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
     )
         -> Int32
     {
+        let streamID = frame.hd.stream_id
+        guard let stream = streams[streamID] else { return 0 }
         // Trailers (a second HEADERS) are accepted and ignored: only the request's own block counts.
-        guard Self.isRequestHeaders(frame), let stream = streams[frame.hd.stream_id], stream.phase == .head,
-            let reason = stream.builder?.append(name: name, value: value)
-        else { return 0 }
-        refuse(frame.hd.stream_id, reason)
-        return 0
+        guard Self.isRequestHeaders(frame), stream.phase == .head, stream.builder != nil else {
+            return ignoredField(stream, streamID, size: name.count + value.count + 32)
+        }
+        if let reason = stream.builder?.append(name: name, value: value) {
+            refuse(streamID, reason)
+            return Self.skipRestOfBlock
+        }
+        guard stream.builder?.exceedsDecodingBound == true else { return 0 }
+        // Reported as too large (logged as a 431); the reset goes instead of the answer.
+        stream.builder = nil
+        stream.phase = .discarding
+        stream.refusalReported = true
+        resetForLoad(stream, streamID)
+        enqueue(.headersTooLarge(streamID: streamID))
+        return Self.skipRestOfBlock
+    }
+
+    /// libnghttp2's answer to stop decoding callbacks for the rest of a header block.
+    private static let skipRestOfBlock = Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+
+    /// A field nobody reads (trailers, a block after the stream was refused): counted against
+    /// `maxHeaderListSize`, past which the stream is reset.
+    private func ignoredField(_ stream: HTTP2Stream, _ streamID: Int32, size: Int) -> Int32 {
+        stream.ignoredListSize += size
+        guard stream.ignoredListSize > Int(settings.maxHeaderListSize) else { return 0 }
+        resetForLoad(stream, streamID)
+        return Self.skipRestOfBlock
+    }
+
+    /// RST_STREAM ENHANCE_YOUR_CALM, submitted before libnghttp2 would send INTERNAL_ERROR.
+    private func resetForLoad(_ stream: HTTP2Stream, _ streamID: Int32) {
+        guard !stream.resetSeen else { return }
+        stream.resetSeen = true
+        _ = nghttp2_submit_rst_stream(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, HTTP2ErrorCode.enhanceYourCalm.rawValue)
     }
 
     private func receivedInvalidField(

@@ -8,11 +8,11 @@ extension HTTP2ServerSession {
     /// the bytes given to `send` until `endStream`; without, the HEADERS end the stream.
     ///
     /// The caller leaves out connection-specific fields (RFC 9113 §8.2.2). A stream that is
-    /// closed already (its `.closed` queued or taken) is not answered; a second final
+    /// closed already (its `.closed` queued or taken) or reset is not answered; a second final
     /// answer throws NGHTTP2_ERR_INVALID_STATE (not fatal; libnghttp2 would send it).
     public func respond(streamID: Int32, status: Int, fields: HeaderFields, hasBody: Bool) throws(HTTP2Error)
     {
-        guard let stream = streams[streamID], !stream.closed else { return }
+        guard let stream = streams[streamID], !stream.closed, !stream.resetSeen else { return }
         guard !stream.responded else {
             throw HTTP2Error(
                 code: Int32(NGHTTP2_ERR_INVALID_STATE.rawValue), operation: "respond (answered already)")

@@ -42,6 +42,9 @@ final class HTTP2Stream {
     var resetAfterResponse: HTTP2ErrorCode?
     /// A final response was submitted (the stream no longer counts as a rapid reset).
     var responded = false
+    /// The §6.5.2 size of the fields of blocks nobody reads (trailers, or a block on a
+    /// refused stream), bounded like a request's.
+    var ignoredListSize = 0
     /// A `.malformed` or `.headersTooLarge` was reported (reported once).
     var refusalReported = false
     /// The reason libnghttp2's invalid-header callback saw, for the `.malformed` event.

@@ -55,6 +55,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private var flushAgain = false
     /// The session is done: the socket closes once its output is written.
     private var closing = false
+    /// Reading stopped because the client does not take what was written (`holdOutput`).
+    private var readingPaused = false
 
     init(
         socket: BufferedSocket, peer: SocketAddress, secure: Bool, settings: ListenerConfig.HTTP2Settings,
@@ -112,6 +114,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             try? session.goAway(code: flood ? .enhanceYourCalm : .protocolError)
             for stream in streams.values { stream.clientGone() }
             closing = true
+            // A client that left this much unread will not read the GOAWAY either.
+            if outputHeld { return closeConnection() }
         }
         flush()
         armIdleTimer()
@@ -120,6 +124,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     func socketWritable(_ socket: BufferedSocket) {
         guard !closed else { return }
         if closing, socket.output.count == 0 { return closeConnection() }
+        // The output drained: the session's frames go on, and reading resumes (`holdOutput`).
         flush()
     }
 
@@ -275,6 +280,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         defer { flushing = false }
         repeat {
             flushAgain = false
+            if holdOutput() { break }
             var output = socket.output
             do throws(HTTP2Error) {
                 _ = try session.writeOutput(into: &output)
@@ -286,22 +292,46 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             for stream in drained { stream.outputDrained() }
         } while flushAgain && !closed
         guard !closed else { return }
+        _ = holdOutput()
         if !session.wantsRead, !session.wantsWrite, streams.isEmpty { closing = true }
         if closing, socket.output.count == 0 { return closeConnection() }
         watchForStall()
     }
 
-    /// A response that cannot go because the client keeps its window closed: after
-    /// `timeouts.idle` without the window opening, the connection closes (a client that never
-    /// reads must not hold a stream, an upstream connection and their buffers forever).
+    /// Whether the socket holds more unwritten output than the high watermark
+    /// (`ProxySettings.highWater`): the client is not reading.
+    private var outputHeld: Bool { socket.output.count > worker.settings.highWater }
+
+    /// While the socket's output is above the high watermark the session's frames stay in the
+    /// session and the socket is not read; returns whether they do. What a client provokes
+    /// without reading is then bounded by libnghttp2 (SETTINGS and PING acknowledgements by
+    /// `HTTP2Settings.maxOutboundAcks`, past which `receive` throws `flooded`), by the streams'
+    /// windows and by the kernel's buffers, not by what the proxy would write for it. The
+    /// write callback (output drained) pulls again and reading resumes; streams that wait
+    /// for their answer to drain are woken only by a pull; the stall timer closes a
+    /// connection held this way after `timeouts.idle`.
+    private func holdOutput() -> Bool {
+        let held = outputHeld
+        if held != readingPaused {
+            readingPaused = held
+            socket.setReading(!held)
+        }
+        return held
+    }
+
+    /// A response that cannot go because the client keeps its window closed, or output the
+    /// client does not read: after `timeouts.idle` without the window opening or the output
+    /// draining, the connection closes (a client that never reads must not hold a stream, an
+    /// upstream connection and their buffers forever).
     private func watchForStall() {
         let isStalled = { [session] (stream: HTTP2StreamHost) in
             session.outboundCount(streamID: stream.id) > 0 && session.isPeerWindowClosed(streamID: stream.id)
         }
         // Nothing queued (the common case after a write): nothing can be stalled.
         let stalled =
-            session.queuedOutboundCount > 0
-            && (streams.contains(where: isStalled) || finishing.contains(where: isStalled))
+            outputHeld
+            || (session.queuedOutboundCount > 0
+                && (streams.contains(where: isStalled) || finishing.contains(where: isStalled)))
         if !stalled {
             stallTimer?.cancel()
             stalledSince = nil

@@ -134,4 +134,34 @@ import Testing
         let outcome = Self.build(Self.valid + [("te", "gzip"), ("X-Up", "1")])
         #expect(outcome == .malformed(.teNotTrailers))
     }
+
+    /// Past the limit a field is counted, not checked: the verdict is 431 whatever it holds.
+    @Test func pastTheLimitFieldsAreOnlyCounted() {
+        let big = ("x-big", String(repeating: "b", count: 200))
+        #expect(Self.build(Self.valid + [big, ("X-Up", "1")], maxListSize: 300) == .tooLarge)
+        // Before the limit the same field is still refused.
+        #expect(
+            Self.build(Self.valid + [("X-Up", "1"), big], maxListSize: 300) == .malformed(.uppercaseName))
+    }
+
+    /// The decoding bound is twice the limit: up to it the block is decoded on (and answered
+    /// 431), one byte past it the caller stops.
+    @Test func theDecodingBoundIsTwiceTheLimit() {
+        let limit = 1000
+        var builder = HTTP2RequestHeadBuilder(maxListSize: limit)
+        func append(_ size: Int) {
+            let value = [UInt8](repeating: 0x76, count: size - 1 - 32)
+            Array("x".utf8).withUnsafeBytes { name in
+                value.withUnsafeBytes { value in _ = builder.append(name: name, value: value) }
+            }
+        }
+        append(limit)
+        #expect(!builder.isTooLarge && !builder.exceedsDecodingBound)
+        append(limit)
+        #expect(builder.isTooLarge && !builder.exceedsDecodingBound)
+        append(33)
+        #expect(builder.exceedsDecodingBound)
+        #expect(builder.finish() == .tooLarge)
+        #expect(!HTTP2RequestHeadBuilder(maxListSize: .max).exceedsDecodingBound)
+    }
 }
