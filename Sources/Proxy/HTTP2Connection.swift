@@ -125,6 +125,12 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         guard !closed else { return }
         if closing, socket.output.count == 0 { return closeConnection() }
         // The output drained: the session's frames go on, and reading resumes (`holdOutput`).
+        // Held output the client took is progress: a slow reader of a large response is not
+        // stalled (`watchForStall` starts the clock again if it still is).
+        if readingPaused {
+            stallTimer?.cancel()
+            stalledSince = nil
+        }
         flush()
     }
 
