@@ -39,7 +39,11 @@ extension BufferedSocket {
         }
         if let readEvent, wanted != readArmed {
             readArmed = wanted
-            if wanted { addEvent(readEvent, timeout: currentReadTimeout) } else { deleteEvent(readEvent) }
+            if wanted {
+                addEvent(readEvent, timeout: currentReadTimeout, timed: &readEventTimed)
+            } else {
+                deleteEvent(readEvent)
+            }
         }
         // Input the kernel will not signal: records TLS already holds, a deferred end of file.
         if readsData, transport.hasBufferedInput || deferredReport != nil { scheduleDeferred() }
@@ -57,7 +61,11 @@ extension BufferedSocket {
         }
         if let writeEvent, wanted != writeArmed {
             writeArmed = wanted
-            if wanted { addEvent(writeEvent, timeout: currentWriteTimeout) } else { deleteEvent(writeEvent) }
+            if wanted {
+                addEvent(writeEvent, timeout: currentWriteTimeout, timed: &writeEventTimed)
+            } else {
+                deleteEvent(writeEvent)
+            }
         }
         // New output is written after the callback that queued it, unless a write already waits.
         let watch = phase == .open && !waitingToWrite && !queuedForWrite
@@ -67,11 +75,29 @@ extension BufferedSocket {
         }
     }
 
-    func addEvent(_ event: OpaquePointer, timeout milliseconds: Int64) {
-        var delay = timeval(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
-        guard (milliseconds > 0 ? event_add(event, &delay) : event_add(event, nil)) == 0 else {
-            return fail(phase == .open ? [.reading, .error] : [.error], "event_add failed")
+    /// Adds `event` with an inactivity timeout of `milliseconds` (0: none). `timed` says
+    /// whether libevent may still hold an earlier timeout of the event, and is kept up to date.
+    ///
+    /// libevent 2.1's `event_add(ev, NULL)` leaves a timeout the event already has in place,
+    /// and a persistent event remembers its last timeout (`ev_io_timeout`) even across
+    /// `event_del`, re-arming it after each wake-up. Only `event_remove_timer` forgets it, and
+    /// only while the timeout is pending; so a timeout is cleared by adding the event with one
+    /// and removing it at once (both in the timer heap, no system call). Events that never had
+    /// a timeout (every proxied connection's) skip that.
+    func addEvent(_ event: OpaquePointer, timeout milliseconds: Int64, timed: inout Bool) {
+        let added: Bool
+        if milliseconds > 0 {
+            var delay = timeval(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
+            added = event_add(event, &delay) == 0
+            timed = true
+        } else if timed {
+            var placeholder = timeval(tv_sec: 1, tv_usec: 0)
+            added = event_add(event, &placeholder) == 0 && event_remove_timer(event) == 0
+            timed = !added
+        } else {
+            added = event_add(event, nil) == 0
         }
+        guard added else { return fail(phase == .open ? [.reading, .error] : [.error], "event_add failed") }
     }
 
     func deleteEvent(_ event: OpaquePointer) {

@@ -118,6 +118,10 @@ public final class BufferedSocket {
     var readingWanted = false
     var readArmed = false
     var writeArmed = false
+    /// Whether libevent may still hold a timeout of the read (write) event, armed or
+    /// remembered: clearing it then takes more than `event_add(ev, NULL)` (`addEvent`).
+    var readEventTimed = false
+    var writeEventTimed = false
     var queuedForWrite = false
     /// Output is left that the kernel did not take: wait for the write event.
     var waitingToWrite = false
@@ -267,12 +271,16 @@ public final class BufferedSocket {
     }
 
     /// Sets the read and write inactivity timeouts (0 = none). A pending read or write
-    /// restarts its clock.
+    /// restarts its clock; 0 removes a running timeout for good.
     public func setTimeouts(readMilliseconds: Int64, writeMilliseconds: Int64) {
         readTimeoutMilliseconds = readMilliseconds
         writeTimeoutMilliseconds = writeMilliseconds
-        if readArmed, let readEvent { addEvent(readEvent, timeout: currentReadTimeout) }
-        if writeArmed, let writeEvent { addEvent(writeEvent, timeout: currentWriteTimeout) }
+        if readArmed, let readEvent {
+            addEvent(readEvent, timeout: currentReadTimeout, timed: &readEventTimed)
+        }
+        if writeArmed, let writeEvent {
+            addEvent(writeEvent, timeout: currentWriteTimeout, timed: &writeEventTimed)
+        }
     }
 
     /// Sends a FIN after what is queued has been written (TLS: close_notify first); reading
