@@ -78,7 +78,9 @@ import Testing
         return setup.proxy.accessLog
     }
 
-    /// A body whose end is not where its `content-length` and END_STREAM agree.
+    /// A body whose end is not where its `content-length` and END_STREAM agree. Each frame
+    /// after the declared length is sent once a PING sent after the ones before it is
+    /// answered (`sync`): the proxy has acted on the declared length before the excess arrives.
     enum Framing: String, CaseIterable, Sendable {
         /// N bytes without END_STREAM, then one more byte with it.
         case extraByte
@@ -89,9 +91,9 @@ import Testing
 
         var steps: [String] {
             switch self {
-            case .extraByte: ["headers", "body", "byte-end"]
-            case .emptyThenExtraByte: ["headers", "body", "empty", "byte-end"]
-            case .zeroLengthThenByte: ["headers", "byte-end"]
+            case .extraByte: ["headers", "body", "sync", "byte-end"]
+            case .emptyThenExtraByte: ["headers", "body", "sync", "empty", "sync", "byte-end"]
+            case .zeroLengthThenByte: ["headers", "sync", "byte-end"]
             }
         }
     }

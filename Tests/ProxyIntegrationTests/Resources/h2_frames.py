@@ -13,6 +13,8 @@ For each of K streams (1, 3, 5, ...) the STEPs are sent in order, as frames laid
     prefix:N       the first N bytes of --body as DATA frames, no END_STREAM
     empty          one empty DATA frame, no END_STREAM
     byte-end       one DATA frame of one byte ("x") with END_STREAM
+    sync           a PING, then reading until its ACK: the server has taken in every frame before
+                   it, so what follows arrives in another read, after the server acted on those
 
 The :path and the fields go out as given (h2's header validation is off: Resources/h2_hostile.py's
 Connection, whose HPACK encoder keeps the server's decoding context). The header blocks go
@@ -69,6 +71,8 @@ def send_steps(conn, options, stream, body):
             conn.send(frame(DATA, 0, stream))
         elif step == "byte-end":
             conn.send(frame(DATA, END_STREAM, stream, b"x"))
+        elif step == "sync":
+            conn.alive()
         else:
             raise SystemExit(f"unknown step {step!r}")
 
