@@ -74,6 +74,8 @@ extension HTTP2ServerSession {
     /// Resets `streamID` with `code` now (CANCEL, INTERNAL_ERROR): a response not yet
     /// written is dropped. After an early answer use `resetWhenAnswered`.
     public func reset(streamID: Int32, code: HTTP2ErrorCode) throws(HTTP2Error) {
+        // A stream closed already (libnghttp2 reset it itself) gets no second RST_STREAM.
+        guard streams[streamID]?.closed != true else { return }
         let result = nghttp2_submit_rst_stream(
             session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, code.rawValue)
         try Self.check(result, "nghttp2_submit_rst_stream")

@@ -147,7 +147,13 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             case .request(let id, let head, let endStream):
                 startStream(id, head, endStream: endStream)
             case .malformed(let id, let reason):
-                logRefused(id, status: 400, detail: "malformed HTTP/2 request: \(reason)")
+                // After its head (DATA past its content-length, bad trailers) the stream's
+                // exchange ends as malformed; before, there is none: the refusal is logged.
+                if let stream = streams[id] {
+                    stream.malformed("malformed HTTP/2 request: \(reason)")
+                } else {
+                    logRefused(id, status: 400, detail: "malformed HTTP/2 request: \(reason)")
+                }
             case .headersTooLarge(let id):
                 // Over `limits.header_bytes`: 431, as on HTTP/1.1.
                 answerRefused(
@@ -293,6 +299,10 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             } catch {
                 return closeConnection()
             }
+            // Frames sent can close streams (libnghttp2's own RST_STREAM for DATA past a
+            // `content-length`): their exchanges hear of it now, not at the next read.
+            dispatchEvents()
+            guard !closed else { return }
             var drained: [HTTP2StreamHost] = []
             streams.forEachValue { stream in if stream.waitsForClientDrain { drained.append(stream) } }
             for stream in drained { stream.outputDrained() }

@@ -91,6 +91,14 @@ final class HTTP2StreamHost {
         execute()
     }
 
+    /// The session found the stream malformed after its head: libnghttp2 reset it (DATA past
+    /// its `content-length`, trailers it refuses) before the exchange saw the offending bytes.
+    func malformed(_ detail: String) {
+        guard !finished else { return }
+        exchange.clientStreamMalformed(detail, now: now, actions: &actions)
+        execute()
+    }
+
     /// The client reset the stream, or the connection went away under it.
     func clientGone() {
         guard !finished else { return }

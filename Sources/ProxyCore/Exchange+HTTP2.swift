@@ -82,6 +82,13 @@ extension Exchange {
         return false
     }
 
+    /// HTTP/2: the transport found the stream malformed (its frame codec reset it for DATA
+    /// past the `content-length`, or trailers it refuses): the exchange ends as `malformed`,
+    /// logged as 400 with `detail`, its upstream aborted.
+    public mutating func clientStreamMalformed(_ detail: String, now: Int64, actions: inout ActionBuffer) {
+        refuseMalformed(detail, now: now, actions: &actions)
+    }
+
     /// Ends a malformed request unanswered: the shell resets the stream with PROTOCOL_ERROR;
     /// the upstream, which cannot have had the whole request, is aborted.
     mutating func refuseMalformed(_ detail: String, now: Int64, actions: inout ActionBuffer) {
