@@ -192,4 +192,24 @@ import Testing
             }
         }
     }
+
+    /// A header block begun and never ended (HEADERS without END_HEADERS, then silence, the
+    /// connection kept open): the connection is closed after `timeouts.header` (1 s here),
+    /// long before `timeouts.idle` (60 s), as a partial HTTP/1.1 head is; the upstream is
+    /// never contacted. The script's own deadline (30 s) ends a run the proxy leaves hanging.
+    @Test(arguments: H2Transport.allCases)
+    func aHeaderBlockThatNeverEndsClosesAfterTheHeaderTimeout(transport: H2Transport) throws {
+        let setup = try HTTP2RecorderSetup("timeouts: { header: 1s, idle: 60s }\n" + Self.routes)
+        defer { setup.stop() }
+        let client = try setup.client(
+            transport,
+            // `sync` first: the client's SETTINGS ACK must not come inside the block.
+            ["--path", "/upload", "--deadline", "30", "--header", Self.multipartType, "sync", "headers-open"])
+        defer { client.stop() }
+        let closedEvent = { client.events.first { $0["event"] as? String == "closed" } }
+        #expect(eventually(within: 40) { closedEvent() != nil }, "never closed: \(client.record)")
+        let closedAt = closedEvent()?["t"] as? Double ?? .infinity
+        #expect(closedAt < 30, "closed at \(closedAt) s: by the idle timeout, not the header one")
+        #expect(setup.recorder.connections == 0 && setup.recorder.bytesReceived.isEmpty)
+    }
 }

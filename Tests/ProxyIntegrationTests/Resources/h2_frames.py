@@ -13,6 +13,8 @@ For each of K streams (1, 3, 5, ...) the STEPs are sent in order, as frames laid
     prefix:N       the first N bytes of --body as DATA frames, no END_STREAM
     empty          one empty DATA frame, no END_STREAM
     byte-end       one DATA frame of one byte ("x") with END_STREAM
+    headers-open   HEADERS without END_HEADERS (the header block begun, its CONTINUATION never
+                   sent): nothing else may follow on the connection (RFC 9113 §6.10)
     sync           a PING, then reading until its ACK: the server has taken in every frame before
                    it, so what follows arrives in another read, after the server acted on those
 
@@ -26,6 +28,7 @@ Output, one JSON object a line, flushed as it happens:
     {"event": "ended", "stream", "status", "rst", "body", "t"}    per stream, once the server's
         response on it ended (END_STREAM) or it reset the stream (RST_STREAM)
     {"event": "closed", "goaway", "t"}                             a GOAWAY came or the connection closed
+                                                                  (t: when it closed, or when seen)
     {"event": "done", "frames"}                                   every stream ended, or --deadline passed
 The script keeps the connection open and reading until every stream ended, the connection
 closed, or --deadline (120 s) passed: a test that has seen what it needs stops it (SIGTERM).
@@ -38,7 +41,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h2_hostile import DATA, END_STREAM, Connection, frame  # noqa: E402
+from h2_hostile import DATA, END_STREAM, HEADERS, Connection, frame  # noqa: E402
 
 PIECE = 16384
 
@@ -69,6 +72,8 @@ def send_steps(conn, options, stream, body):
             conn.send(data_frames(stream, body[:int(step[len("prefix:"):])], False))
         elif step == "empty":
             conn.send(frame(DATA, 0, stream))
+        elif step == "headers-open":
+            conn.send(frame(HEADERS, 0, stream, conn.headers_block(headers)))
         elif step == "byte-end":
             conn.send(frame(DATA, END_STREAM, stream, b"x"))
         elif step == "sync":
@@ -112,7 +117,7 @@ def main():
             break
         conn.pump(0.2)
     if conn.goaway or conn.closed_at:
-        emit(event="closed", goaway=conn.goaway, t=conn.closed_at)
+        emit(event="closed", goaway=conn.goaway, t=conn.closed_at or conn.elapsed())
     emit(event="done", frames=conn.frames[:50])
     # Every stream ended: the connection stays open (and answered) until the test stops it.
     while not conn.closed_at and time.monotonic() < deadline:
