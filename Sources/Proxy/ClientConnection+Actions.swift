@@ -41,8 +41,8 @@ extension ClientConnection {
             timers.cancel(id)
         case .exchangeStarted:
             worker.exchangeStarted()
-        case .consultCheck(let index):
-            consult(check: index)
+        case .consultCheck(let index, let consultation):
+            consult(check: index, consultation)
         case .finish(let record):
             finish(record)
         case .droppedUnderscoreFields(let count):

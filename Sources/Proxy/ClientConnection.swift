@@ -133,10 +133,6 @@ extension ClientConnection: ExchangeHost {
         machine.upstreamWritable(levels: levels, now: now, actions: &actions)
     }
 
-    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)? {
-        machine.exchange?.pendingCheck(now: now)
-    }
-
     /// A held check's verdict arrived.
     func reportVerdict(_ index: Int, _ verdict: Verdict) {
         guard !closed else { return }

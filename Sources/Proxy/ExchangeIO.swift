@@ -25,8 +25,6 @@ protocol ExchangeHost: UpstreamOwner {
     func reportUpstreamReadable()
     /// The upstream connection could not be had or failed.
     func reportUpstreamFailed(_ failure: UpstreamFailure)
-    /// The check the exchange holds for, and what it is asked about.
-    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)?
     /// A held check's verdict arrived.
     func reportVerdict(_ index: Int, _ verdict: Verdict)
     /// Executes the actions the events queued.
@@ -65,25 +63,21 @@ extension ExchangeHost {
         execute()
     }
 
-    /// Check `index` of the route held the request: the shell asks whoever the check names
-    /// (an auth service) and reports the verdict. A held check the shell does not know how to
-    /// consult fails closed (503).
-    func consult(check index: Int) {
-        guard let (check, request) = pendingCheck() else { return }
-        guard let service = check as? AuthServiceCheck else {
-            let refusal = Refusal(
-                status: 503, reason: "the request check cannot be consulted",
-                tally: .auth(.error, reason: "unavailable"))
-            return reportVerdict(index, .refuse(refusal))
-        }
-        io.authCheck?.cancel()
-        io.authCheck = AuthServiceClient(
-            base: io.worker.base, settings: service.settings, request: request.head, client: request.client,
-            clientTLS: request.secure, tls: io.worker.pool.clientTLS()
-        ) { [unowned self] answer in
-            self.io.authCheck = nil
-            self.reportVerdict(index, service.verdict(for: answer, request: request))
-            self.execute()
+    /// Check `index` of the route held the request: the shell executes what the hold asks
+    /// (`Consultation`) and reports the verdict.
+    func consult(check index: Int, _ consultation: Consultation) {
+        switch consultation {
+        case .authService(let service, let request):
+            io.authCheck?.cancel()
+            io.authCheck = AuthServiceClient(
+                base: io.worker.base, settings: service.settings, request: request.head,
+                client: request.client,
+                clientTLS: request.secure, tls: io.worker.pool.clientTLS()
+            ) { [unowned self] answer in
+                self.io.authCheck = nil
+                self.reportVerdict(index, service.verdict(for: answer, request: request))
+                self.execute()
+            }
         }
     }
 }

@@ -64,8 +64,8 @@ extension HTTP2StreamHost {
             cancelTimer(timer)
         case .exchangeStarted:
             connection.worker.exchangeStarted()
-        case .consultCheck(let index):
-            consult(check: index)
+        case .consultCheck(let index, let consultation):
+            consult(check: index, consultation)
         case .finish(let record):
             finish(record)
         case .droppedUnderscoreFields(let count):
@@ -159,9 +159,5 @@ extension HTTP2StreamHost: ExchangeHost {
 
     func reportUpstreamWritable() {
         exchange.upstreamWritable(levels: levels, now: now, actions: &actions)
-    }
-
-    func pendingCheck() -> (check: any RequestCheck, request: CheckRequest)? {
-        exchange.pendingCheck(now: now)
     }
 }

@@ -4,7 +4,7 @@ import HTTP1
 /// HTTP `ext_authz` do. The check holds the request; the shell sends the subrequest
 /// (`AuthSubrequest`) and turns the service's answer into a verdict with `verdict(for:…)`.
 /// With `cache_ttl`, an allowing answer is reused for the same credential without asking.
-public struct AuthServiceCheck: RequestCheck {
+public struct AuthServiceCheck: RequestCheck, Equatable {
     /// The service and what to send it.
     public let settings: AuthServiceSettings
     /// The identity header whose value is the subject (default: the first identity header).
@@ -27,7 +27,7 @@ public struct AuthServiceCheck: RequestCheck {
             return identity.map { .identified($0) } ?? .pass
         }
         // The service's own timeout ends the wait first; the hold's deadline is a backstop.
-        return .hold(milliseconds: settings.timeoutMilliseconds + 1_000)
+        return .hold(.authService(self, request), milliseconds: settings.timeoutMilliseconds + 1_000)
     }
 
     /// The verdict for the service's answer about `request` (remembered when it allows and
@@ -37,5 +37,11 @@ public struct AuthServiceCheck: RequestCheck {
             cache.remember(answer, for: key, now: request.now)
         }
         return answer.checkVerdict(settings: settings, subjectHeader: subjectHeader)
+    }
+
+    /// Two checks are the same when they ask the same service the same way and share one
+    /// cache.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.settings == rhs.settings && lhs.subjectHeader == rhs.subjectHeader && lhs.cache === rhs.cache
     }
 }

@@ -23,11 +23,11 @@ extension Exchange {
             case .refuse(let refusal):
                 refused(refusal, date: date, now: now, actions: &actions)
                 return false
-            case .hold(let milliseconds):
+            case .hold(let consultation, let milliseconds):
                 heldCheck = index
                 requestPhase = .held
                 timers.start(.verdict(index), at: now + milliseconds, &actions)
-                actions.append(.consultCheck(index))
+                actions.append(.consultCheck(index, consultation))
                 return false
             }
         }
@@ -88,12 +88,6 @@ extension Exchange {
             finish(status: 444, now: now, actions: &actions)
             outcome = .closeNow
         }
-    }
-
-    /// The check whose verdict is pending and the request it judges, for the shell to consult.
-    public func pendingCheck(now: Int64) -> (check: any RequestCheck, request: CheckRequest)? {
-        guard let index = heldCheck, let checks = route?.checks, index < checks.count else { return nil }
-        return (checks[index], checkRequest(now: now))
     }
 
     /// A check authenticated the client.

@@ -89,9 +89,10 @@ public enum ProxyAction: Sendable {
     /// Disarm timer `id`.
     case cancelTimer(TimerID)
 
-    /// Check `index` of the exchange's route answered `hold`: the shell consults it (an auth
-    /// service) and reports its `Verdict` with the index as id.
-    case consultCheck(Int)
+    /// Check `index` of the exchange's route answered `hold`: the shell executes the
+    /// consultation (asks the auth service) and reports its `Verdict` with the index as id.
+    /// (Boxed: the consultation carries the request head.)
+    indirect case consultCheck(Int, Consultation)
     /// A request started (for the in-flight gauge).
     case exchangeStarted
     /// The exchange (or a request refused before one started) is over: its one access-log line.

@@ -10,14 +10,14 @@ public import UploadRules
 /// `rate_limit:` comes after them (`Route.rateLimiter`), and is the one step that hears when
 /// the request ends.
 public protocol RequestCheck: Sendable {
-    /// Judges the request. A `hold` makes the exchange ask the shell to consult the check
-    /// (`ProxyAction.consultCheck`); the answer comes back as a `Verdict` through the
-    /// connection's `verdict(_:_:…)` with the check's index as id.
+    /// Judges the request. A `hold` carries what the shell is to consult (`Consultation`): the
+    /// exchange passes it on (`ProxyAction.consultCheck`), and the answer comes back as a
+    /// `Verdict` through the connection's `verdict(_:_:…)` with the check's index as id.
     func check(_ request: CheckRequest) -> CheckAnswer
 }
 
 /// What a check sees of a request.
-public struct CheckRequest: Sendable {
+public struct CheckRequest: Sendable, Equatable {
     /// The request head, as received.
     public var head: RequestHead
     /// The route's name.
@@ -52,8 +52,9 @@ public enum CheckAnswer: Sendable, Equatable {
     case identified(Identity)
     /// Refused (401, 403, 429, ...).
     case refuse(Refusal)
-    /// The answer comes later; the exchange waits at most `milliseconds` (then 503).
-    case hold(milliseconds: Int64)
+    /// The answer comes from outside (the shell executes `consultation`); the exchange waits
+    /// at most `milliseconds` (then 503).
+    case hold(Consultation, milliseconds: Int64)
 }
 
 /// A verdict that ends a hold.

@@ -1,3 +1,5 @@
+import HTTP1
+import HTTPCore
 import ProxyCore
 import Testing
 
@@ -6,6 +8,20 @@ struct FixedCheck: RequestCheck {
     let answer: CheckAnswer
 
     func check(_ request: CheckRequest) -> CheckAnswer { answer }
+}
+
+extension CheckAnswer {
+    /// A hold whose consultation no test executes (the fake shell records it; the test reports
+    /// the verdict): an auth service at a port nothing listens on, about a placeholder request.
+    static func hold(milliseconds: Int64) -> CheckAnswer {
+        let parsed = AuthServiceSettings.parseURL("http://127.0.0.1:9")!
+        let service = AuthServiceCheck(settings: AuthServiceSettings(target: parsed.target, pathPrefix: ""))
+        let request = CheckRequest(
+            head: RequestHead(method: "GET", target: "/", version: .http11, headers: HeaderFields()),
+            route: "",
+            client: [], now: 0)
+        return .hold(.authService(service, request), milliseconds: milliseconds)
+    }
 }
 
 /// The states an exchange passes through, each reached from a fresh connection.

@@ -1,0 +1,10 @@
+/// What a held exchange asks outside FormGate, as a typed value: the check that holds puts it
+/// in its `CheckAnswer.hold`, the exchange hands it to the shell (`ProxyAction.consultCheck`),
+/// and the shell executes it by its case (no cast, no look-up of the route's checks) and
+/// reports the answer as a `Verdict`. A new kind of outside service is a new case, which every
+/// shell must then handle: nothing held can go unconsulted.
+public enum Consultation: Sendable, Equatable {
+    /// Ask the auth service of `check` about `request`; the service's answer becomes the
+    /// verdict through `check.verdict(for:request:)`.
+    case authService(AuthServiceCheck, CheckRequest)
+}
