@@ -7,9 +7,9 @@ import ProxyCore
 /// connects, writes the subrequest (`AuthSubrequest`: the client's method and target under the
 /// URL's path, the forwarded headers, never the body), reads the answer's head and, for a
 /// denial, its body (at most `AuthServiceVerdict.maxBodyBytes`, by Content-Length, chunked or
-/// until close), and calls back exactly once with the verdict. Nothing blocks: the connect,
-/// the name lookup and every read are the loop's events, and one `Timer` bounds the whole
-/// check (`timeout`).
+/// until close; the head with the `ResponseHeadReader` the upstream leg reads with), and
+/// calls back exactly once with the verdict. Nothing blocks: the connect, the name lookup and
+/// every read are the loop's events, and one `Timer` bounds the whole check (`timeout`).
 ///
 /// Each check has its own connection, closed at the verdict (`Connection: close`): simple and
 /// never confused by a service that answers early or keeps a body half read; a keep-alive pool
@@ -23,7 +23,7 @@ final class AuthServiceClient: BufferedSocketDelegate {
 
     /// Where the answer stands.
     private enum Phase {
-        case head(HeadScanner)
+        case head(ResponseHeadReader)
         case body(ResponseHead, BodyDecoder)
         case finished
     }
@@ -34,7 +34,7 @@ final class AuthServiceClient: BufferedSocketDelegate {
     private(set) var socket: BufferedSocket?
     private var timer: Timer?
     private var completion: Completion?
-    private var phase = Phase.head(AuthServiceClient.newScanner())
+    private var phase = Phase.head(AuthServiceClient.newReader())
     private var body: [UInt8] = []
     private var connected = false
     /// A failure found before the loop ran (no socket), reported by the timer at once.
@@ -121,19 +121,18 @@ final class AuthServiceClient: BufferedSocketDelegate {
         do throws(HTTP1Error) {
             while true {
                 switch phase {
-                case .head(var scanner):
-                    guard let bytes = try input.takeHead(&scanner) else {
-                        phase = .head(scanner)
+                case .head(var reader):
+                    guard let (head, framing) = try reader.read(from: input, requestMethod: method) else {
+                        phase = .head(reader)
                         return
                     }
-                    let head = try HeadParser.parseResponse(bytes)
                     switch AuthServiceVerdict.judge(head, identityHeaders: identityHeaders) {
                     case .interim:
-                        phase = .head(Self.newScanner())
+                        // The reader skips interim heads; a 1xx never comes here.
+                        phase = .head(Self.newReader())
                     case .done(let verdict):
                         return finish(verdict)
                     case .readBody:
-                        let framing = try MessageFraming.response(head, requestMethod: method)
                         if case .length(let length) = framing, length > AuthServiceVerdict.maxBodyBytes {
                             return finish(.failed(.oversize))
                         }
@@ -177,8 +176,8 @@ final class AuthServiceClient: BufferedSocketDelegate {
         body = []
     }
 
-    private static func newScanner() -> HeadScanner {
-        HeadScanner(limit: AuthServiceVerdict.maxHeadBytes)
+    private static func newReader() -> ResponseHeadReader {
+        ResponseHeadReader(limit: AuthServiceVerdict.maxHeadBytes)
     }
 }
 

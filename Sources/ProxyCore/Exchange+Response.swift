@@ -32,13 +32,15 @@ extension Exchange {
             switch response {
             case .done:
                 return
-            case .awaitingHead(var scanner):
-                guard let bytes = takeResponseHead(input, &scanner, date: date, now: now, actions: &actions)
+            case .awaitingHead(var reader):
+                guard
+                    let (upstreamHead, framing) = takeResponseHead(
+                        input, &reader, date: date, now: now, actions: &actions)
                 else {
                     return
                 }
                 available = input.count
-                startResponse(bytes, date: date, now: now, actions: &actions)
+                startResponse(upstreamHead, framing, date: date, now: now, actions: &actions)
             case .body(let keepAlive, var decoder, let chunked):
                 if !ignoringWatermark, levels.clientOutput + actions.pendingClientBytes > settings.highWater {
                     if !upstreamReadsPaused {
@@ -64,49 +66,35 @@ extension Exchange {
         }
     }
 
-    /// The response head's bytes once complete (1xx heads are skipped).
+    /// The final response head and its body's framing, once complete (1xx heads skipped).
     private mutating func takeResponseHead(
-        _ input: some ByteSource, _ scanner: inout HeadScanner, date: [UInt8], now: Int64,
+        _ input: some ByteSource, _ reader: inout ResponseHeadReader, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
-    ) -> [UInt8]? {
+    ) -> (ResponseHead, BodyFraming)? {
         do throws(HTTP1Error) {
-            guard let bytes = try input.takeHead(&scanner) else {
-                response = .awaitingHead(scanner)
+            guard let answer = try reader.read(from: input, requestMethod: head.method) else {
+                response = .awaitingHead(reader)
                 return nil
             }
-            return bytes
+            return answer
         } catch {
             fail(
-                ProxyError(.upstreamBroken, detail: "upstream sent a malformed response head"), date: date,
-                now: now,
-                actions: &actions)
+                ProxyError(
+                    .upstreamBroken, detail: "upstream sent a malformed response: \(error.reason.rawValue)"),
+                date: date, now: now, actions: &actions)
             return nil
         }
     }
 
-    /// Parses the response head and queues the client's version of it.
+    /// Queues the client's version of the response head.
     private mutating func startResponse(
-        _ bytes: [UInt8], date: [UInt8], now: Int64, actions: inout ActionBuffer
+        _ upstreamHead: ResponseHead, _ framing: BodyFraming, date: [UInt8], now: Int64,
+        actions: inout ActionBuffer
     ) {
-        let upstreamHead: ResponseHead
-        let framing: BodyFraming
-        do throws(HTTP1Error) {
-            upstreamHead = try HeadParser.parseResponse(bytes)
-            framing = try MessageFraming.response(upstreamHead, requestMethod: head.method)
-        } catch {
+        if upstreamHead.status == 101 {
             return fail(
-                ProxyError(
-                    .upstreamBroken, detail: "upstream sent a malformed response: \(error.reason.rawValue)"),
-                date: date, now: now, actions: &actions)
-        }
-        if (100..<200).contains(upstreamHead.status) {
-            if upstreamHead.status == 101 {
-                return fail(
-                    ProxyError(.upstreamBroken, detail: "upstream switched protocols"), date: date, now: now,
-                    actions: &actions)
-            }
-            response = .awaitingHead(HeadScanner(limit: 64 * 1024))
-            return
+                ProxyError(.upstreamBroken, detail: "upstream switched protocols"), date: date, now: now,
+                actions: &actions)
         }
         record.upstreamStatus = upstreamHead.status
         record.upstreamMilliseconds = now - upstreamStartedAt

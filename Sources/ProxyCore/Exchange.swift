@@ -65,7 +65,7 @@ public struct Exchange<Sink: RequestBodySink> {
     }
 
     enum ResponsePhase {
-        case awaitingHead(HeadScanner)
+        case awaitingHead(ResponseHeadReader)
         case body(keepAlive: Bool, decoder: BodyDecoder, chunked: Bool)
         case done
     }
@@ -117,7 +117,7 @@ public struct Exchange<Sink: RequestBodySink> {
     var spoolFlushPending = false
     /// The whole request is queued upstream.
     var requestSent = false
-    var response = ResponsePhase.awaitingHead(HeadScanner(limit: 64 * 1024))
+    var response = ResponsePhase.awaitingHead(ResponseHeadReader(limit: 64 * 1024))
     var responseStarted = false
     var upstreamStartedAt: Int64 = 0
     /// The last upstream progress (for the lazily re-armed response timer).
