@@ -43,6 +43,8 @@ extension ClientConnection {
             worker.exchangeStarted()
         case .consultCheck(let index, let consultation):
             consult(check: index, consultation)
+        case .consultFile(let request, let inspection):
+            consult(file: request, inspection)
         case .finish(let record):
             finish(record)
         case .droppedUnderscoreFields(let count):

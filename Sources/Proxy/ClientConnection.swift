@@ -2,6 +2,7 @@ import EventLoop
 import HTTP1
 import HTTPIO
 import ProxyCore
+import UploadRules
 
 /// One client connection's I/O shell: it reports socket, upstream and timer events to its
 /// `HTTP1ConnectionStateMachine` and executes the actions that come back. It decides nothing.
@@ -138,5 +139,10 @@ extension ClientConnection: ExchangeHost {
         guard !closed else { return }
         machine.verdict(
             index, verdict, input: socket.input, sink: sink, levels: levels, now: now, actions: &actions)
+    }
+
+    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?) {
+        guard !closed else { return }
+        machine.fileVerdict(hold, decision, sink: sink, levels: levels, now: now, actions: &actions)
     }
 }

@@ -2,6 +2,7 @@ import CLibevent
 import EventLoop
 import HTTPIO
 import ProxyCore
+import UploadRules
 
 #if canImport(Glibc)
     import Glibc
@@ -27,6 +28,8 @@ protocol ExchangeHost: UpstreamOwner {
     func reportUpstreamFailed(_ failure: UpstreamFailure)
     /// A held check's verdict arrived.
     func reportVerdict(_ index: Int, _ verdict: Verdict)
+    /// The verdict on an inspected file arrived (`nil`: it cannot be had).
+    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?)
     /// Executes the actions the events queued.
     func execute()
 }
@@ -79,6 +82,12 @@ extension ExchangeHost {
                 self.execute()
             }
         }
+    }
+
+    /// An inspected file ended: its inspection is asked. No inspection speaks to an outside
+    /// service yet (none is configurable): it fails closed, at once.
+    func consult(file request: FileVerdictRequest, _ inspection: any FileInspection) {
+        reportFileVerdict(request.hold, nil)
     }
 }
 

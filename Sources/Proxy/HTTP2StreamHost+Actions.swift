@@ -2,6 +2,7 @@ import EventLoop
 import HTTP2
 import HTTPIO
 import ProxyCore
+import UploadRules
 
 extension HTTP2StreamHost {
     /// Executes the queued actions in order (actions that report back queue more), then
@@ -66,6 +67,8 @@ extension HTTP2StreamHost {
             connection.worker.exchangeStarted()
         case .consultCheck(let index, let consultation):
             consult(check: index, consultation)
+        case .consultFile(let request, let inspection):
+            consult(file: request, inspection)
         case .finish(let record):
             finish(record)
         case .droppedUnderscoreFields(let count):
@@ -118,6 +121,13 @@ extension HTTP2StreamHost {
         }
         connection.worker.log(record, client: connection.peer)
         io.exchangeFinished()
+    }
+
+    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?) {
+        guard !finished else { return }
+        exchange.fileVerdict(
+            hold, decision, sink: sink, levels: levels, date: connection.date(now), now: now,
+            actions: &actions)
     }
 
     func reportVerdict(_ index: Int, _ verdict: Verdict) {

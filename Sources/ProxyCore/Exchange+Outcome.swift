@@ -98,6 +98,10 @@ extension Exchange {
                 ProxyError(.verdictTimeout, detail: "a request check did not answer in time"), date: date,
                 now: now,
                 actions: &actions)
+        case .fileVerdict:
+            fail(
+                ProxyError(.verdictTimeout, detail: "a file inspection did not answer in time"), date: date,
+                now: now, actions: &actions)
         case .idle:
             clientIdleTimedOut(date: date, now: now, actions: &actions)
         case .header, .linger:

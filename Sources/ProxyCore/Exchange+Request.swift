@@ -145,6 +145,7 @@ extension Exchange {
             if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
                 return fail(error, date: date, now: now, actions: &actions)
             }
+            consultFileInspections(now: now, actions: &actions)
             record.bytesIn += decoder.payloadBytes - before.0
             written += Int(decoder.payloadBytes - before.0) - (actions.pendingUpstreamBytes - before.1)
             if let error = bodyLimitError(sink) {
@@ -272,6 +273,7 @@ extension Exchange {
             } catch {
                 return fail(error, date: date, now: now, actions: &actions)
             }
+            consultFileInspections(now: now, actions: &actions)
             if multipart!.rewriter.isHolding {
                 // The end waits for a digest; the upstream can be readied meanwhile.
                 bodyHeld = true

@@ -1,6 +1,6 @@
 public import HTTP1
 import HTTPCore
-import UploadRules
+public import UploadRules
 
 /// One HTTP/1.1 client connection as a value-type state machine: reads request heads in
 /// order (keep-alive, pipelining), hosts the current `Exchange`, and owns half-close,
@@ -205,6 +205,19 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
         exchange!.verdict(
             id, verdict, input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
             actions: &actions)
+        settle(levels, now: now, actions: &actions)
+    }
+
+    /// The verdict on an inspected file of the current exchange arrived (`nil`: it could not
+    /// be had).
+    public mutating func fileVerdict(
+        _ hold: HoldID, _ decision: HoldDecision?, sink: Sink, levels: BufferLevels, now: Int64,
+        actions: inout ActionBuffer
+    ) {
+        guard exchange != nil else { return }
+        let date = currentDate(now)
+        exchange!.fileVerdict(
+            hold, decision, sink: sink, levels: levels, date: date, now: now, actions: &actions)
         settle(levels, now: now, actions: &actions)
     }
 }

@@ -1,3 +1,5 @@
+public import UploadRules
+
 /// Where request body bytes go: what the shell's `RequestBodySink` writes into, and the
 /// destination of a zero-copy move.
 public enum BodyDestination: Sendable, Equatable {
@@ -26,6 +28,8 @@ public enum TimerID: Hashable, Sendable {
     case upstreamResponse
     /// The deadline of request-level verdict `id`.
     case verdict(Int)
+    /// The deadline of the verdict on an inspected file (its hold's number).
+    case fileVerdict(Int)
 }
 
 /// What the I/O shell must do. The state machines return these in order; the shell executes
@@ -93,6 +97,9 @@ public enum ProxyAction: Sendable {
     /// consultation (asks the auth service) and reports its `Verdict` with the index as id.
     /// (Boxed: the consultation carries the request head.)
     indirect case consultCheck(Int, Consultation)
+    /// An inspected file ended: the shell asks `FileInspection` about it and reports the
+    /// `HoldDecision` for the request's hold (`Exchange.fileVerdict`).
+    indirect case consultFile(FileVerdictRequest, any FileInspection)
     /// A request started (for the in-flight gauge).
     case exchangeStarted
     /// The exchange (or a request refused before one started) is over: its one access-log line.

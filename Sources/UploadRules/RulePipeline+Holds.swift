@@ -1,5 +1,6 @@
 /// Holds: how the pipeline keeps its output, in order, while a part's digests are computed
-/// off the loop (or, later, while an asynchronous verdict is awaited), without ever waiting.
+/// off the loop, or while an asynchronous verdict on an inspected file is awaited, without
+/// ever waiting.
 ///
 /// A file part that ends before its digests are ready places a hold: its digest fields are
 /// framed into the holding buffer with slots for their values, and everything the pipeline
@@ -95,5 +96,34 @@ extension RulePipeline {
             guard beginField(name: "\(name).\(algorithm.rawValue)") else { return }
             output.holdValue(id, index: index)
         }
+    }
+
+    /// The verdicts wanted for inspected files that ended since the last call, in output order.
+    public mutating func takeVerdictRequests() -> [FileVerdictRequest] {
+        guard !verdictRequests.isEmpty else { return [] }
+        defer { verdictRequests.removeAll() }
+        return verdictRequests
+    }
+
+    /// Writes an inspected file's bytes but the last, which is kept back: the part's end
+    /// places it behind the hold of the file's verdict.
+    mutating func writeKeepingLast(_ bytes: UnsafeRawBufferPointer) {
+        if let kept = keptBack { withUnsafeBytes(of: kept) { output.write($0) } }
+        output.write(UnsafeRawBufferPointer(rebasing: bytes.dropLast()))
+        keptBack = bytes.last
+    }
+
+    /// An inspected file ended: its final byte, and everything after it, wait behind a hold
+    /// that only its verdict (`decide`) releases.
+    mutating func holdForVerdict() {
+        inspecting = false
+        let id = HoldID(rawValue: nextHold)
+        nextHold += 1
+        let record = records.count - 1
+        output.hold(id)
+        if let kept = keptBack { withUnsafeBytes(of: kept) { output.write($0) } }
+        keptBack = nil
+        holds.append(PendingHold(id: id, record: record, digests: nil))
+        verdictRequests.append(FileVerdictRequest(hold: id, part: record))
     }
 }

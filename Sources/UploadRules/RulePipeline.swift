@@ -10,6 +10,8 @@ public import MultipartParsing
 /// `DigestQueue` is given); when it ends before its digests are ready, the pipeline holds: its
 /// digest fields and everything after them are kept in order (`heldBytes`) until `resume()`,
 /// called on the loop thread after the queue's signal, releases them (see `RulePipeline+Holds`).
+/// A file the route inspects (`FileInspection`) holds its final byte and everything after it
+/// the same way until `decide` brings its verdict.
 public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// One forwarded (or dropped) part, for the access log.
     public typealias PartRecord = PartLogRecord
@@ -69,6 +71,12 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// Holds not yet released, in output order.
     var holds: [PendingHold] = []
     var nextHold = 0
+    /// The current file part is inspected (`RuleSet.inspection`): its last byte so far is kept
+    /// back (`keptBack`) until the next bytes or the part's end, where a hold gates it.
+    var inspecting = false
+    var keptBack: UInt8?
+    /// Inspected files that ended and whose verdicts are wanted (`takeVerdictRequests()`).
+    var verdictRequests: [FileVerdictRequest] = []
     var emittedFirst = false
     var pendingBefore: [Int]
     /// `limits.file_bytes` (what providers put in their policies).
@@ -148,6 +156,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 release(held)
                 guard refusal == nil else { return }
             }
+            if inspecting { holdForVerdict() }
             output.toDeferred = false
             if !dropping, let digests { endDigests(digests) }
             digests = nil
@@ -178,6 +187,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         guard !bytes.isEmpty else { return }
         digests?.update(bytes)
         records[records.count - 1].bytes += Int64(bytes.count)
+        if inspecting { return writeKeepingLast(bytes) }
         output.write(bytes)
     }
 
@@ -335,6 +345,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 renamed: part.renamed))
         digests =
             part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests, queue: hashing) : nil
+        inspecting = part.head.isFile && rules.inspection?.inspects(records[records.count - 1]) == true
     }
 
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.

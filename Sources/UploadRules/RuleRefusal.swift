@@ -18,6 +18,8 @@ public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
         case bodyAfterFile
         /// The re-encoded body could not be written (e.g. a header value the encoder refuses).
         case encoding
+        /// A file inspection (`FileInspection`) judged a file's content unacceptable.
+        case fileRefused
     }
 
     /// The rule that refused.

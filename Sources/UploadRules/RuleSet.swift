@@ -6,6 +6,8 @@ public import MultipartParsing
 /// is a field FormGate adds (an injected field's, or `<name>.<algorithm>` of a digest) is
 /// dropped, whether or not `dropFields` names it.
 public struct RuleSet: Sendable {
+    /// A step that judges each file's content from outside (`FileInspection`); none by default.
+    public var inspection: (any FileInspection)?
     /// `drop_fields`: client field names that are never forwarded (matched before renaming).
     public var dropFields: Set<String> = []
     /// `rename_fields`: original name → forwarded name.
