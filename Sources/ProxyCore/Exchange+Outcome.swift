@@ -9,7 +9,7 @@ extension Exchange {
         endUpstream(reusable: false, &actions)
         record.error = error.detail
         record.failure = error
-        if responseStarted {
+        if hasResponded {
             finish(status: record.upstreamStatus ?? error.status, now: now, actions: &actions)
             outcome = .closeNow
             return
@@ -64,7 +64,7 @@ extension Exchange {
         _ failure: UpstreamFailure, input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
-        guard outcome == nil, upstream == .connecting || upstream == .ready || upstream == .sending else {
+        guard outcome == nil, upstream == .connecting || upstream == .ready || upstreamCarries else {
             return
         }
         if case .closed = failure, case .body(_, let decoder, _) = response, decoder.endsAtClose {

@@ -276,7 +276,7 @@ extension Exchange {
             consultFileInspections(now: now, actions: &actions)
             if multipart!.rewriter.isHolding {
                 // The end waits for a digest; the upstream can be readied meanwhile.
-                bodyHeld = true
+                requestPhase = .ending(.rules)
                 if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
                 return
             }
@@ -292,17 +292,17 @@ extension Exchange {
             var spools = sink
             switch spools.flushSpools() {
             case .done:
-                spoolFlushPending = false
+                requestPhase = .done
                 return connectUpstream(now: now, actions: &actions)
             case .pending:
-                spoolFlushPending = true
+                requestPhase = .ending(.spoolWrites)
                 return
             case .failed:
-                spoolFlushPending = false
+                requestPhase = .done
                 return fail(Self.spoolWriteFailed, date: date, now: now, actions: &actions)
             }
         }
-        if upstreamFraming == .chunked, upstream == .sending {
+        if upstreamFraming == .chunked, upstreamCarries {
             var end = sink
             end.destination = .upstream
             ChunkedEncoder.writeEnd(into: &end)
@@ -318,7 +318,7 @@ extension Exchange {
             }
             sendWaitingHead(length: length, actions: &actions)
             requestFullySent(now: now, actions: &actions)
-        } else if upstream == .sending {
+        } else if upstreamCarries {
             requestFullySent(now: now, actions: &actions)
         } else if upstream == .none {
             connectUpstream(now: now, actions: &actions)
@@ -336,18 +336,20 @@ extension Exchange {
         guard outcome == nil else { return }
         // A write that failed off the loop ends the exchange now, read or not.
         if spooled, sink.spoolFailed {
-            spoolFlushPending = false
+            if requestPhase == .ending(.spoolWrites) { requestPhase = .done }
             return fail(Self.spoolWriteFailed, date: date, now: now, actions: &actions)
         }
         if multipart != nil {
             multipart!.direct(to: routed(sink), chunked: chunksDestination)
             multipart!.rewriter.resume()
-            if bodyHeld, !multipart!.rewriter.isHolding {
-                bodyHeld = false
+            if requestPhase == .ending(.rules), !multipart!.rewriter.isHolding {
+                requestPhase = .done
                 return completeBody(sink: sink, date: date, now: now, actions: &actions)
             }
         }
-        if spoolFlushPending { return completeBody(sink: sink, date: date, now: now, actions: &actions) }
+        if requestPhase == .ending(.spoolWrites) {
+            return completeBody(sink: sink, date: date, now: now, actions: &actions)
+        }
         if requestPhase == .reading, clientReadsPaused, multipart != nil || spooled {
             actions.append(.processClientInput)
         }

@@ -8,7 +8,7 @@ extension Exchange {
     public mutating func upstreamReadable(
         input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
-        guard outcome == nil, upstream == .sending else { return }
+        guard outcome == nil, upstreamCarries else { return }
         upstreamActivity = now
         relayResponse(
             input: input, levels: levels, ignoringWatermark: false, date: date, now: now, actions: &actions)
@@ -41,7 +41,7 @@ extension Exchange {
                 }
                 available = input.count
                 startResponse(upstreamHead, framing, date: date, now: now, actions: &actions)
-            case .body(let keepAlive, var decoder, let chunked):
+            case .body(let keepAlive, var decoder, let framing):
                 if !ignoringWatermark, levels.clientOutput + actions.pendingClientBytes > settings.highWater {
                     if !upstreamReadsPaused {
                         upstreamReadsPaused = true
@@ -50,13 +50,15 @@ extension Exchange {
                     return
                 }
                 let before = decoder.payloadBytes
-                guard ResponseRelay.forward(input, &available, &decoder, chunked: chunked, &actions) else {
+                guard
+                    ResponseRelay.forward(input, &available, &decoder, chunked: framing == .chunked, &actions)
+                else {
                     return fail(
                         ProxyError(.upstreamBroken, detail: "upstream sent a malformed body"), date: date,
                         now: now, actions: &actions)
                 }
                 record.bytesOut += decoder.payloadBytes - before
-                response = .body(keepAlive: keepAlive, decoder: decoder, chunked: chunked)
+                response = .body(keepAlive: keepAlive, decoder: decoder, framing: framing)
                 if decoder.isComplete {
                     return completeResponse(
                         reusable: keepAlive && available == 0, now: now, actions: &actions)
@@ -98,39 +100,41 @@ extension Exchange {
         }
         record.upstreamStatus = upstreamHead.status
         record.upstreamMilliseconds = now - upstreamStartedAt
-        let chunkToClient =
-            (framing == .chunked || framing == .untilClose) && head.version == .http11
-            && !clientProtocol.isHTTP2
+        var clientFraming = ClientBodyFraming.plain
         if clientProtocol.isHTTP2 {
             // HEADERS; the body follows de-framed (never chunked), trailers dropped.
             let streamHead = ClientResponseHead.stream(upstreamHead, framing: framing, date: date)
-            headEndedStream = streamHead.endsStream
+            if streamHead.endsStream { clientFraming = .endedWithHead }
             actions.append(.respondClient(streamHead))
         } else {
+            let chunkToClient = (framing == .chunked || framing == .untilClose) && head.version == .http11
+            if chunkToClient { clientFraming = .chunked }
             let keepClient =
-                head.keepAlive && requestPhase == .done && connectionMayPersist && !clientHalfClosed
+                head.keepAlive && requestPhase.bodyRead && connectionMayPersist && !clientHalfClosed
             let clientHead = ClientResponseHead.make(
                 upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
             record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
         }
-        responseStarted = true
-        if requestPhase != .done {
+        if !requestPhase.bodyRead {
             // An early answer: the rest of the request body will not be forwarded.
             requestPhase = .done
             pauseClientReads(&actions)
         }
         response = .body(
-            keepAlive: upstreamHead.keepAlive, decoder: BodyDecoder(framing), chunked: chunkToClient)
+            keepAlive: upstreamHead.keepAlive, decoder: BodyDecoder(framing), framing: clientFraming)
     }
 
     /// The response is complete: log, recycle or drop the upstream, and tell the host whether
     /// the connection carries another request.
     mutating func completeResponse(reusable: Bool, now: Int64, actions: inout ActionBuffer) {
-        if case .body(_, _, let chunked) = response, chunked {
-            record.bytesOut += Int64(actions.sendClient { ChunkedEncoder.writeEnd(into: &$0) })
+        if case .body(_, _, let framing) = response {
+            if framing == .chunked {
+                record.bytesOut += Int64(actions.sendClient { ChunkedEncoder.writeEnd(into: &$0) })
+            }
+            if clientProtocol.isHTTP2, framing != .endedWithHead { actions.append(.endClientStream) }
         }
-        if clientProtocol.isHTTP2, !headEndedStream { actions.append(.endClientStream) }
         response = .done
+        let requestSent = requestSent
         endUpstream(reusable: reusable && requestSent && decoder.isComplete, &actions)
         finish(status: record.upstreamStatus ?? 502, now: now, actions: &actions)
         if clientProtocol.isHTTP2 {

@@ -70,14 +70,14 @@ extension Exchange {
 
     /// The whole request is queued upstream: now the response clock runs.
     mutating func requestFullySent(now: Int64, actions: inout ActionBuffer) {
-        requestSent = true
+        upstream = .sent
         upstreamActivity = now
         timers.start(.upstreamResponse, at: now + settings.timeouts.upstreamResponse, &actions)
     }
 
     /// The upstream drained what was queued for it: read the client's body again.
     public mutating func upstreamWritable(levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
-        guard outcome == nil, upstream == .sending else { return }
+        guard outcome == nil, upstreamCarries else { return }
         upstreamActivity = now
         guard requestPhase == .reading else { return }
         actions.append(.processClientInput)
@@ -87,7 +87,7 @@ extension Exchange {
     mutating func endUpstream(reusable: Bool, _ actions: inout ActionBuffer) {
         timers.cancel(.upstreamConnect, &actions)
         timers.cancel(.upstreamResponse, &actions)
-        guard upstream == .connecting || upstream == .ready || upstream == .sending else { return }
+        guard upstream == .connecting || upstream == .ready || upstreamCarries else { return }
         upstream = .finished
         actions.append(reusable ? .releaseUpstream : .abortUpstream)
     }

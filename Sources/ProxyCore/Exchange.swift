@@ -48,8 +48,29 @@ public struct Exchange<Sink: RequestBodySink> {
         case held
         /// Body bytes are read and forwarded.
         case reading
-        /// The whole body was read (or abandoned after an early answer).
+        /// The whole body was read; its end is not in the sinks yet.
+        case ending(BodyEnd)
+        /// The whole body was read and is in the sinks (or it was abandoned after an early
+        /// answer).
         case done
+
+        /// Whether the client's body has been read to its end (or abandoned).
+        var bodyRead: Bool {
+            switch self {
+            case .held, .reading: false
+            case .ending, .done: true
+            }
+        }
+    }
+
+    /// What the end of a body that was read whole waits for.
+    enum BodyEnd: Equatable {
+        /// The rules hold part of their output (a digest computed off the loop, a file's
+        /// verdict): the body is whole in the sinks once they release it.
+        case rules
+        /// The spooled body is written, but some writes are still in flight off the loop: the
+        /// upstream connect waits for the shell's progress signal.
+        case spoolWrites
     }
 
     /// Where the upstream connection stands.
@@ -60,14 +81,28 @@ public struct Exchange<Sink: RequestBodySink> {
         case ready
         /// Connected; the head (and what was staged) is queued.
         case sending
+        /// The whole request is queued; the response is awaited (or arriving).
+        case sent
         /// Released or aborted.
         case finished
     }
 
     enum ResponsePhase {
         case awaitingHead(ResponseHeadReader)
-        case body(keepAlive: Bool, decoder: BodyDecoder, chunked: Bool)
+        /// The head went to the client; the body is relayed (`framing` as the client gets it).
+        case body(keepAlive: Bool, decoder: BodyDecoder, framing: ClientBodyFraming)
         case done
+    }
+
+    /// How the response body reaches the client.
+    enum ClientBodyFraming: Equatable {
+        /// As the upstream's body is de-framed (a length, or HTTP/2 DATA ended by
+        /// `endClientStream`).
+        case plain
+        /// HTTP/1.1: re-framed as chunks (the upstream's were chunked or ended at close).
+        case chunked
+        /// HTTP/2: there is none: the response head ended the stream.
+        case endedWithHead
     }
 
     /// The request head (after the connection's field checks).
@@ -109,16 +144,7 @@ public struct Exchange<Sink: RequestBodySink> {
     /// The multipart type of a body the route rewrites (read from the head).
     var bodyType: MediaType?
     var upstream = UpstreamPhase.none
-    /// The whole body was read but the rules hold part of their output (a digest being
-    /// computed off the loop): the body is not whole in the sinks yet.
-    var bodyHeld = false
-    /// The spooled body is whole but some of its writes are still in flight off the loop: the
-    /// upstream connect waits for the shell's progress signal.
-    var spoolFlushPending = false
-    /// The whole request is queued upstream.
-    var requestSent = false
     var response = ResponsePhase.awaitingHead(ResponseHeadReader(limit: 64 * 1024))
-    var responseStarted = false
     var upstreamStartedAt: Int64 = 0
     /// The last upstream progress (for the lazily re-armed response timer).
     var upstreamActivity: Int64 = 0
@@ -138,8 +164,6 @@ public struct Exchange<Sink: RequestBodySink> {
     /// HTTP/2: when the client last sent DATA (or its reads resumed), for the stream's lazily
     /// re-armed idle timer (`Exchange+HTTP2`).
     var clientActivity: Int64 = 0
-    /// HTTP/2: the response head ended the stream (no body, no `endClientStream`).
-    var headEndedStream = false
     /// HTTP/2: the reset an outcome of `closeNow` calls for (none when the client left).
     var closeNowReset: StreamResetCode? = .internalError
     /// Set by the host: the connection cannot carry another request (draining, half-closed).
@@ -192,10 +216,20 @@ public struct Exchange<Sink: RequestBodySink> {
     public var readsBody: Bool { outcome == nil && requestPhase == .reading }
 
     /// Whether the response has begun (after which an error can only cut it off).
-    public var hasResponded: Bool { responseStarted }
+    public var hasResponded: Bool {
+        if case .awaitingHead = response { return false }
+        return true
+    }
 
-    /// Whether the whole body is in the sinks (read, and nothing held by the rules).
-    var bodyInSinks: Bool { requestPhase == .done && !bodyHeld }
+    /// Whether the whole body is in the sinks (read, and nothing held by the rules; spool
+    /// writes may still be landing).
+    var bodyInSinks: Bool { requestPhase == .done || requestPhase == .ending(.spoolWrites) }
+
+    /// Whether the whole request is queued upstream.
+    var requestSent: Bool { upstream == .sent }
+
+    /// Whether the upstream connection is up and carries this exchange's request.
+    var upstreamCarries: Bool { upstream == .sending || upstream == .sent }
 
     /// Whether the rules want the client paused: the hashing queue is backed up.
     var rulesWantPause: Bool { multipart?.rewriter.wantsPause ?? false }
@@ -204,7 +238,7 @@ public struct Exchange<Sink: RequestBodySink> {
     /// queued, or the staging buffer (unframed) before.
     var destination: BodyDestination {
         if spooled { return .spool }
-        return upstream == .sending ? .upstream : .staging
+        return upstreamCarries ? .upstream : .staging
     }
 
     /// Whether bytes written to `destination` are framed as chunks.
