@@ -10,20 +10,25 @@ export PATH := /opt/swift/usr/bin:/usr/bin:/bin:$(PATH)
 BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev libyaml-dev libnghttp2-dev
 # Debian packages the tests run or import, on top of BUILD_PACKAGES (`make deps`, `make test`):
 # the clients and servers the integration tests and the conformance matrix start, and the
-# matrix's Python modules from Debian (no PyPI, no pip).
+# Python modules the tests and the matrix import, from Debian. The one thing from PyPI is the
+# SDK venv below.
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
 	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv \
 	python3-h2 python3-httpx nghttp2-client strace
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
-# The vendors' own SDKs, the oracles of the upload-credential tests, from PyPI into a virtual
-# environment `make test` creates (Debian's Python refuses `pip install` into the system, PEP
-# 668). Pinned: an oracle that changes under the tests is no oracle. The tests read
-# FORMGATE_SDK_PYTHON and fail when it is missing.
+# The vendors' own SDKs, the oracles of the upload-credential tests (botocore, boto3, moto
+# with its server, qiniu, oss2, cos-python-sdk-v5), come from PyPI into a virtual environment
+# `make test` creates (Debian's Python refuses `pip install` into the system, PEP 668): 67
+# packages with their dependencies, each pinned by version and sha256 in
+# scripts/sdk-requirements.txt (scripts/pin-sdk-requirements.py writes it from
+# sdk-requirements.in) and installed with --require-hashes --no-deps. Without build isolation:
+# the two source packages (crcmod, oss2) build with the venv's own setuptools (Debian's), so
+# pip fetches nothing unpinned. An oracle that changes under the tests is no oracle. The tests
+# read FORMGATE_SDK_PYTHON and fail when it is missing.
 SDK_VENV := .build/sdk-venv
-SDK_PACKAGES := botocore==1.44.8 boto3==1.44.8 'moto[server]==5.2.5' qiniu==7.18.0 oss2==2.19.1 \
-	cos-python-sdk-v5==1.9.44
+SDK_REQUIREMENTS := scripts/sdk-requirements.txt
 export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
 # strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter);
 # valgrind: `make h2-instructions`.
@@ -65,12 +70,14 @@ lint:
 format:
 	swift format format --in-place --recursive $(FORMAT_PATHS)
 
-# The SDK venv, made once per package list (the stamp names the list).
+# The SDK venv, made once per requirements file (the stamp is its sha256).
 sdk-venv: deps
-	@stamp="$(SDK_VENV)/.packages"; if [ "$$(cat $$stamp 2>/dev/null)" != "$(SDK_PACKAGES)" ]; then \
+	@stamp="$(SDK_VENV)/.requirements"; want=$$(sha256sum $(SDK_REQUIREMENTS) | cut -d' ' -f1); \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$$want" ]; then \
 		rm -rf $(SDK_VENV) && $(PYTHON) -m venv $(SDK_VENV) && \
-		$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check $(SDK_PACKAGES) && \
-		echo "$(SDK_PACKAGES)" > $$stamp; fi
+		$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+			--no-build-isolation -r $(SDK_REQUIREMENTS) && \
+		echo "$$want" > $$stamp; fi
 
 test: deps lint release sdk-venv
 	swift build --build-tests $(SWIFT_FLAGS)

@@ -342,7 +342,8 @@ public enum ConfigLoader {
             case "keep_part_headers":
                 decodeKeptPartHeaders(value, keyPath, &decoder, into: &rules.policy)
             default:
-                decoder.fail(keyMark, keyPath, "rule not implemented yet (arrives with the rest of issue #4)")
+                // `mapping` returned only the keys above, and each has its case.
+                decoder.fail(keyMark, keyPath, "unknown rule")
             }
         }
         return rules

@@ -141,7 +141,12 @@ public final class EventBase {
         while let socket = pendingWrites.popLast() { socket.writeQueued() }
     }
 
-    /// The loop's cached monotonic time in milliseconds (cheap; updated once per iteration).
+    /// Wall-clock time in milliseconds since the Unix epoch, as libevent caches it
+    /// (`event_base_gettimeofday_cached`): inside the loop's callbacks, the time taken once
+    /// at the start of the loop iteration (libevent's monotonic clock plus an offset to
+    /// `gettimeofday` that it refreshes every few seconds), so it does not advance during a
+    /// callback; outside them, `gettimeofday` now. Cheap. Not monotonic: a step of the system
+    /// clock moves it.
     public var nowMilliseconds: Int64 {
         var now = timeval()
         if event_base_gettimeofday_cached(raw, &now) != 0 {

@@ -1,10 +1,13 @@
 import HTTPCore
 public import MultipartParsing
 
-/// A route's `multipart:` rules, compiled once at configuration load. Rules apply in the order
-/// DESIGN.md gives: drop, rename, filename, inject, digest. A client part whose forwarded name
-/// is a field FormGate adds (an injected field's, or `<name>.<algorithm>` of a digest) is
-/// dropped, whether or not `dropFields` names it.
+/// A route's `multipart:` rules, compiled once at configuration load. Each part meets them in
+/// the order DESIGN.md gives: drop (by the client's name), rename, sniff, allow_types (judged
+/// after sniffing), filename, inject (fields due before the part), digest (fields after it);
+/// `anomalies` is judged by the parser, before a part reaches the rules, and
+/// `keep_part_headers` picks the headers the written part head keeps. A client part whose
+/// forwarded name is a field FormGate adds (an injected field's, or `<name>.<algorithm>` of a
+/// digest) is dropped, whether or not `dropFields` names it.
 public struct RuleSet: Sendable {
     /// A step that judges each file's content from outside (`FileInspection`); none by default.
     public var inspection: (any FileInspection)?

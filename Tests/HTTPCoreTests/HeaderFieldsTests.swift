@@ -19,7 +19,8 @@ import Testing
     /// else) on random names, non-ASCII and near misses included.
     @Test func lookupsMatchTheirDefinition() {
         let alphabet: [UInt8] = Array("aAbBzZ-@[`{".utf8) + [0xC3, 0xA9, 0xE3, 0x7F]
-        var generator = SystemRandomNumberGenerator()
+        let seed: UInt64 = 0x100C_0F5E
+        var generator = SplitMix64(seed: seed)
         func name() -> [UInt8] {
             (0..<Int.random(in: 0...3, using: &generator)).map { _ in
                 alphabet.randomElement(using: &generator)!
@@ -41,12 +42,13 @@ import Testing
             let text = String(decoding: query, as: UTF8.self)
             guard Array(text.utf8) == query else { continue }  // not valid UTF-8
             let matching = fields.fields.filter { same($0.name, query) }
-            #expect(fields.first(text) == matching.first?.value)
-            #expect(fields.count(of: text) == matching.count)
-            #expect(fields.contains(text) == !matching.isEmpty)
+            let context = Comment(rawValue: "query \(query) in \(fields.fields.map(\.name)), seed \(seed)")
+            #expect(fields.first(text) == matching.first?.value, context)
+            #expect(fields.count(of: text) == matching.count, context)
+            #expect(fields.contains(text) == !matching.isEmpty, context)
             var removed = fields
             removed.removeAll(named: text)
-            #expect(removed.fields == fields.fields.filter { !same($0.name, query) })
+            #expect(removed.fields == fields.fields.filter { !same($0.name, query) }, context)
         }
     }
 

@@ -45,12 +45,14 @@ import Testing
             .map { $0.last ?? "" }
     }
 
-    /// A file of `count` pseudo-random bytes (a fixed seed) in `directory`.
+    /// The seed of every `payload` (named in the byte-exactness checks' failures).
+    static let payloadSeed: UInt64 = 0x7157
+
+    /// A file of `count` pseudo-random bytes (seeded with `payloadSeed`) in `directory`.
     static func payload(_ directory: String, _ name: String, count: Int) throws -> (
         path: String, bytes: [UInt8]
     ) {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let bytes = SeededRandom.bytes(count, seed: payloadSeed)
         let path = directory + "/" + name
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return (path, bytes)
@@ -74,7 +76,8 @@ import Testing
         let files = try #require(receipt["files"] as? [[String: Any]])
         #expect(files.count == 1)
         #expect(files.first?["size"] as? Int == file.bytes.count)
-        #expect(files.first?["sha256"] as? String == Digest.hex(file.bytes))
+        #expect(
+            files.first?["sha256"] as? String == Digest.hex(file.bytes), "payload seed \(Self.payloadSeed)")
         #expect(Self.header(receipt, "X-Forwarded-Proto") == ["https"])
         #expect(Self.header(receipt, "X-Forwarded-Host") == ["a.test:\(setup.tlsPort)"])
 
@@ -82,7 +85,9 @@ import Testing
         let plainPort = try #require(setup.plainPort, "no plain listener in \(setup.proxy.stderr)")
         let plain = try curl("http://a.test:\(plainPort)/upload", port: plainPort)
         #expect(Self.header(plain, "X-Forwarded-Proto") == ["http"])
-        #expect((plain["files"] as? [[String: Any]])?.first?["sha256"] as? String == Digest.hex(file.bytes))
+        #expect(
+            (plain["files"] as? [[String: Any]])?.first?["sha256"] as? String == Digest.hex(file.bytes),
+            "payload seed \(Self.payloadSeed)")
     }
 
     @Test func pythonSSLUploadsByteExact() throws {
@@ -107,8 +112,10 @@ import Testing
         #expect(answer["status"] as? Int == 200)
         let receipt = try jsonObject(Data(((answer["body"] as? String) ?? "").utf8))
         #expect(receipt["body_size"] as? Int == body.count)
-        #expect(receipt["body_sha256"] as? String == Digest.hex(body))
-        #expect((receipt["files"] as? [[String: Any]])?.first?["sha256"] as? String == Digest.hex(content))
+        #expect(receipt["body_sha256"] as? String == Digest.hex(body), "payload seed \(Self.payloadSeed)")
+        #expect(
+            (receipt["files"] as? [[String: Any]])?.first?["sha256"] as? String == Digest.hex(content),
+            "payload seed \(Self.payloadSeed)")
         #expect(Self.header(receipt, "X-Forwarded-Proto") == ["https"])
     }
 

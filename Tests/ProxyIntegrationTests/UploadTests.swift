@@ -31,8 +31,8 @@ import Testing
     func curlUploadArrivesByteExact(size: Int, path: String) throws {
         let upstream = try startDemoUpstream()
         let proxy = try startProxy(Self.config(upstream: upstream.url))
-        var generator = SystemRandomNumberGenerator()
-        let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let seed: UInt64 = 0x0B10AD
+        let content = SeededRandom.bytes(size, seed: seed)
         let file = NSTemporaryDirectory() + "formgate-upload-\(UUID().uuidString)"
         try Data(content).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -43,7 +43,7 @@ import Testing
         ])
         let files = try #require(receipt["files"] as? [[String: Any]])
         #expect(files.count == 1)
-        #expect(files.first?["sha256"] as? String == Digest.hex(content))
+        #expect(files.first?["sha256"] as? String == Digest.hex(content), "content seed \(seed)")
         #expect(files.first?["size"] as? Int == size)
         #expect(files.first?["filename"] as? String == "IMG 1.jpg")
         #expect(files.first?["content_type"] as? String == "image/jpeg")

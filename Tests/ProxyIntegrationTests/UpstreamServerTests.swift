@@ -78,9 +78,8 @@ import Testing
             "upstream: http://127.0.0.1:\(port)\nroutes:\n  - match: { path: / }\n    request_body: \(mode)\n    multipart: {}\n"
         )
         let file = NSTemporaryDirectory() + "formgate-php-\(UUID().uuidString)"
-        var generator = SystemRandomNumberGenerator()
-        try Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
-            to: URL(fileURLWithPath: file))
+        let seed: UInt64 = 0x0F1D
+        try Data(SeededRandom.bytes(200_000, seed: seed)).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
         func upload(_ base: String) throws -> [String: Any] {
             let result = try run(
@@ -94,7 +93,9 @@ import Testing
         }
         let direct = try upload("http://127.0.0.1:\(port)")
         let proxied = try upload(proxy.url)
-        #expect(NSDictionary(dictionary: direct).isEqual(to: proxied), "direct \(direct)\nproxied \(proxied)")
+        #expect(
+            NSDictionary(dictionary: direct).isEqual(to: proxied),
+            "content seed \(seed)\ndirect \(direct)\nproxied \(proxied)")
         let files = try #require(proxied["files"] as? [[String: Any]])
         #expect(files.first?["name"] as? String == "report 2024.pdf")
     }
