@@ -41,7 +41,9 @@ extension Exchange {
     ) {
         guard outcome == nil else { return }
         requestPhase = .reading
-        if let error = setUp(sink: sink, tools: tools, now: now) {
+        if let handler = route?.local {
+            startLocal(handler, now: now)
+        } else if let error = setUp(sink: sink, tools: tools, now: now) {
             return fail(error, date: date, now: now, actions: &actions)
         }
         if spooled {
@@ -117,6 +119,7 @@ extension Exchange {
         actions: inout ActionBuffer
     ) {
         guard outcome == nil, requestPhase == .reading else { return }
+        if local != nil { return readLocalBody(input: input, date: date, now: now, actions: &actions) }
         if decoder.isComplete {
             // HTTP/2: a `content-length: 0` body is whole only with its END_STREAM.
             if awaitsEndStream { return }

@@ -220,4 +220,14 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
             hold, decision, sink: sink, levels: levels, date: date, now: now, actions: &actions)
         settle(levels, now: now, actions: &actions)
     }
+
+    /// A local responder's work progressed (`Exchange.localProgress`).
+    public mutating func localProgress(
+        input: some ByteSource, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
+    ) {
+        guard exchange != nil else { return }
+        let date = currentDate(now)
+        exchange!.localProgress(input: input, date: date, now: now, actions: &actions)
+        settle(levels, now: now, actions: &actions)
+    }
 }

@@ -118,6 +118,8 @@ public struct ProxyError: Error, Sendable, Equatable {
         switch status {
         case 100: "Continue"
         case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"
@@ -127,6 +129,7 @@ public struct ProxyError: Error, Sendable, Equatable {
         case 411: "Length Required"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -39,6 +39,8 @@ public struct Route: Sendable {
     public var authForwarding: AuthForwarding?
     /// `auth:` in a word (`jwt`, `api_keys`, `request`), for `formgate check` and logs.
     public var authMethod: String?
+    /// When set, the route is answered inside FormGate by this handler, never upstream.
+    public var local: (any LocalHandler)?
 
     public init(
         name: String? = nil, pathPrefix: String, host: String? = nil, methods: [String] = [],

@@ -1,0 +1,58 @@
+public import HTTP1
+public import HTTPCore
+public import UploadRules
+
+/// A route answered inside FormGate instead of by an upstream (`Route.local`): resumable
+/// uploads, the live view, an admin endpoint. The exchange runs the route's checks as for any
+/// route, then hands the handler the request; the body follows as it arrives, with
+/// backpressure (the responder takes what it has `room` for, the rest waits in the client's
+/// input and reading pauses); the responder's answer goes to the client as the exchange's
+/// response, through the same actions as an upstream's (a head and body on HTTP/1.1; HEADERS,
+/// DATA and END_STREAM on HTTP/2). Nothing goes upstream.
+public protocol LocalHandler: Sendable {
+    /// The responder for one request the route's checks admitted.
+    func responder(for request: LocalRequest) -> any LocalResponder
+}
+
+/// What a local handler sees of a request.
+public struct LocalRequest: Sendable {
+    /// The request head (after the connection's field checks).
+    public var head: RequestHead
+    /// The route's name.
+    public var route: String
+    /// The identity the route's checks established.
+    public var identity: Identity?
+    /// The monotonic clock, milliseconds.
+    public var now: Int64
+}
+
+/// One request's handling inside FormGate: a value its exchange holds and drives. Events come
+/// in order: `body` while the request has body bytes (never more than `room` at once), then
+/// `end` once; `answer` is read after each, and the first answer ends the exchange (an answer
+/// before the body ended leaves the rest of it unread: the connection lingers, or the stream
+/// is reset with NO_ERROR after the answer).
+public protocol LocalResponder {
+    /// How many body bytes it takes now; 0 pauses the client until the shell reports progress
+    /// (`Exchange.localProgress`).
+    var room: Int { get }
+    /// The answer, once decided.
+    var answer: LocalAnswer? { get }
+    /// Request body bytes (de-framed), at most `room`.
+    mutating func body(_ bytes: UnsafeRawBufferPointer, now: Int64)
+    /// The body ended (or there was none).
+    mutating func end(now: Int64)
+}
+
+/// A local handler's answer: a complete response.
+public struct LocalAnswer: Sendable, Equatable {
+    public var status: Int
+    /// Fields besides `Content-Length`, `Date` and `X-Request-Id`, which the exchange adds.
+    public var headers: HeaderFields
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HeaderFields = HeaderFields(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
