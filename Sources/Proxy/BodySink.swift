@@ -44,6 +44,14 @@ struct BodySink: RequestBodySink {
         (io.spool?.error ?? 0) != 0 || (io.fileSpool?.error ?? 0) != 0
     }
 
+    var queued: Int {
+        switch destination {
+        case .upstream: io.upstream?.socket.output.count ?? 0
+        case .staging: io.stagedCount
+        case .spool, .fileSpool: 0
+        }
+    }
+
     var spoolBacklogged: Bool {
         (io.spool?.backlogged ?? false) || (io.fileSpool?.backlogged ?? false)
     }

@@ -126,11 +126,9 @@ extension Exchange {
             return finishBody(sink: sink, levels: levels, date: date, now: now, actions: &actions)
         }
         var available = readableBodyBytes(input.count)
-        // Bytes this call wrote straight into the sink (the levels predate them).
-        var written = 0
         var blocked = false
         while available > 0 {
-            let waiting = buffered(levels, actions) + written
+            let waiting = buffered(sink, actions)
             if pendingLength != nil, waiting > Self.maxStagedBeforeFile {
                 return fail(stagedTooMuch, date: date, now: now, actions: &actions)
             }
@@ -144,13 +142,12 @@ extension Exchange {
                 blocked = true
                 break
             }
-            let before = (decoder.payloadBytes, actions.pendingUpstreamBytes)
+            let before = decoder.payloadBytes
             if let error = forwardBody(input: input, available: &available, sink: sink, actions: &actions) {
                 return fail(error, date: date, now: now, actions: &actions)
             }
             consultFileInspections(now: now, actions: &actions)
-            record.bytesIn += decoder.payloadBytes - before.0
-            written += Int(decoder.payloadBytes - before.0) - (actions.pendingUpstreamBytes - before.1)
+            record.bytesIn += decoder.payloadBytes - before
             if let error = bodyLimitError(sink) {
                 return fail(error, date: date, now: now, actions: &actions)
             }
@@ -166,7 +163,7 @@ extension Exchange {
             }
             // A backed-up hashing queue also pauses; its signal brings `hashingProgressed`.
             if rulesWantPause { break }
-            if decoder.payloadBytes == before.0 { break }
+            if decoder.payloadBytes == before { break }
         }
         if clientHalfClosed, !blocked {
             // A FIN before the body was whole: nothing more will come.
@@ -174,7 +171,7 @@ extension Exchange {
         }
         if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
         adjustClientReads(
-            waiting: buffered(levels, actions) + written, spoolBacklogged: spooled && sink.spoolBacklogged,
+            waiting: buffered(sink, actions), spoolBacklogged: spooled && sink.spoolBacklogged,
             now: now, &actions)
     }
 
@@ -214,12 +211,12 @@ extension Exchange {
         return routed
     }
 
-    /// Bytes waiting on the way to the upstream: its output (or the staging buffer), and what
-    /// the rules hold behind a pending digest.
-    func buffered(_ levels: BufferLevels, _ actions: ActionBuffer) -> Int {
+    /// Bytes waiting on the way to the upstream: its output (or the staging buffer) as the
+    /// sink reads it now, what queued actions will add, and what the rules hold behind a
+    /// pending digest or verdict.
+    func buffered(_ sink: Sink, _ actions: ActionBuffer) -> Int {
         let held = multipart?.rewriter.heldBytes ?? 0
-        let queue = destination == .upstream ? levels.upstreamOutput : levels.staging
-        return held + queue + actions.pendingUpstreamBytes
+        return held + routed(sink).queued + actions.pendingUpstreamBytes
     }
 
     /// One step of forwarding: a zero-copy move under a Content-Length, else de-framing (and

@@ -19,6 +19,11 @@ public enum SpoolFlush: Sendable, Equatable {
 public protocol RequestBodySink: ByteSink {
     /// Where `write(_:)` goes.
     var destination: BodyDestination { get set }
+    /// The bytes waiting at `destination` now, however they got there (written here, or
+    /// moved): the upstream's unwritten output, or the staging buffer (0 for the spools,
+    /// whose backlog is `spoolBacklogged`). Read live, so the exchange never reconstructs
+    /// what it has written.
+    var queued: Int { get }
     /// Creates the spool (and, with `files`, the file spool) of `request_body: buffer`;
     /// `false` when a temp file cannot be created.
     mutating func openSpools(files: Bool) -> Bool

@@ -61,4 +61,7 @@ struct CountingBodySink: RequestBodySink {
     var spoolFailed: Bool { false }
 
     var spoolBacklogged: Bool { false }
+
+    /// What goes upstream is taken at once (`FuzzStream.levels`); the staging buffer holds.
+    var queued: Int { destination == .staging ? stream.staging : 0 }
 }

@@ -153,4 +153,12 @@ struct FakeSink: RequestBodySink {
     var spoolFailed: Bool { shell.spoolFailed }
 
     var spoolBacklogged: Bool { shell.spoolBacklog >= shell.spoolBacklogLimit }
+
+    var queued: Int {
+        switch destination {
+        case .upstream: shell.upstreamOutput.count
+        case .staging: shell.staging.count
+        case .spool, .fileSpool: 0
+        }
+    }
 }
