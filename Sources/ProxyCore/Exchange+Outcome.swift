@@ -100,7 +100,7 @@ extension Exchange {
                 actions: &actions)
         case .idle:
             clientIdleTimedOut(date: date, now: now, actions: &actions)
-        case .header, .linger:
+        case .header, .linger, .stall, .streams:
             break
         }
     }

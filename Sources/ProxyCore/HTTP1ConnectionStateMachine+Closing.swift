@@ -70,7 +70,7 @@ extension HTTP1ConnectionStateMachine {
             idleTimedOut(levels, now: now, actions: &actions)
         case .linger:
             close(now: now, actions: &actions)
-        case .upstreamConnect, .upstreamResponse, .verdict:
+        case .upstreamConnect, .upstreamResponse, .verdict, .stall, .streams:
             break
         }
         updateIdleTimer(levels, now: now, actions: &actions)
