@@ -40,6 +40,8 @@ final class HTTP2StreamHost {
 }
 
 extension HTTP2StreamHost: ExchangeHost {
+    func execute() { connection.execute() }
+
     var clientOutput: EvBuffer { connection.streamOutput.buffer }
     var isServing: Bool { !connection.closed && connection.machine.isServing(id) }
 
@@ -82,5 +84,4 @@ extension HTTP2StreamHost: ExchangeHost {
             actions: &connection.actions)
     }
 
-    func execute() { connection.execute() }
 }

@@ -70,6 +70,7 @@ extension HTTP2ConnectionStateMachine {
     func logRefused(_ id: Int32, _ error: ProxyError, now: Int64, _ actions: inout ActionBuffer) {
         var record = AccessRecord(early: error, now: now)
         record.clientProtocol = .http2(streamID: id)
+        actions.append(.stream(id))
         actions.append(.finish(record))
     }
 }
