@@ -92,8 +92,8 @@ extension ExchangeHost {
 }
 
 /// The shell resources of one exchange — its upstream connection, the staging buffer, the
-/// spools of `request_body: buffer` and the auth-service request — and the execution of the
-/// exchange's upstream actions. An HTTP/1.1 connection keeps one across its requests.
+/// spools of `request_body: buffer` and the auth-service request — and what the upstream
+/// actions do to them (`ExchangeTransport`). An HTTP/1.1 connection keeps one across its requests.
 final class ExchangeIO {
     unowned let worker: Worker
     /// The exchange's upstream connection.
@@ -126,41 +126,28 @@ final class ExchangeIO {
             staging: stagedCount, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
     }
 
-    /// Executes `action` when it is one of the upstream's; returns whether it was.
-    /// (`sendUpstream` is the host's: its bytes are in the host's action buffer.)
-    func performUpstream(_ action: ProxyAction, host: some ExchangeHost) -> Bool {
-        switch action {
-        case .connectUpstream(let target):
-            connect(target, host: host)
-        case .moveStagingToUpstream:
-            if let upstream, let stagingBuffer { stagingBuffer.buffer.moveAll(to: upstream.socket.output) }
-        case .sendSpoolsUpstream(let skip):
-            sendSpools(skip: skip, host: host)
-        case .moveResponseBody(let count):
-            upstream?.socket.input.move(count, to: host.clientOutput)
-        case .pauseUpstreamReads:
-            upstream?.socket.setReading(false)
-        case .resumeUpstreamReads:
-            upstream?.socket.setReading(true)
-        case .processUpstreamInput:
-            if upstream != nil { host.reportUpstreamReadable() }
-        case .releaseUpstream:
-            if let upstream {
-                upstream.requestsServed += 1
-                worker.pool.release(upstream)
-            }
-            upstream = nil
-        case .abortUpstream:
-            if let upstream { worker.pool.discard(upstream) }
-            upstream = nil
-        default:
-            return false
+    /// Moves the staged body bytes to the upstream's output.
+    func moveStagingToUpstream() {
+        if let upstream, let stagingBuffer { stagingBuffer.buffer.moveAll(to: upstream.socket.output) }
+    }
+
+    /// The exchange is done with its upstream connection: back to the pool.
+    func releaseUpstream() {
+        if let upstream {
+            upstream.requestsServed += 1
+            worker.pool.release(upstream)
         }
-        return true
+        upstream = nil
+    }
+
+    /// The upstream connection closes without completing its exchange.
+    func abortUpstream() {
+        if let upstream { worker.pool.discard(upstream) }
+        upstream = nil
     }
 
     /// Takes a pooled connection or opens one; the host hears when it is ready.
-    private func connect(_ target: UpstreamURL, host: some ExchangeHost) {
+    func connect(_ target: UpstreamURL, host: some ExchangeHost) {
         do throws(ProxyError) {
             let connection = try worker.pool.acquire(target, owner: host)
             upstream = connection
@@ -173,7 +160,7 @@ final class ExchangeIO {
 
     /// Queues the spool, then the file spool, less `skip` leading bytes (`evbuffer_add_file`
     /// takes each descriptor).
-    private func sendSpools(skip: Int64, host: some ExchangeHost) {
+    func sendSpools(skip: Int64, host: some ExchangeHost) {
         guard let output = upstream?.socket.output else { return }
         var skip = skip
         for part in [spool, fileSpool].compactMap({ $0 }) {

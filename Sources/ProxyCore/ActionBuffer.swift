@@ -26,6 +26,28 @@ public struct ActionBuffer: ByteSink, Sendable {
         bytes.reserveCapacity(byteCapacity)
     }
 
+    /// How many actions were appended since the buffer was last cleared: a mark for
+    /// `takeTimerActions(from:_:)`, and a way to see whether a call appended any.
+    public var appendedCount: Int { actions.count }
+
+    /// Removes the timer actions appended at or after `mark` (an `appendedCount`, not yet
+    /// taken) and hands each to `body`, keeping the order of the others: an HTTP/2
+    /// connection keeps its streams' deadlines itself.
+    public mutating func takeTimerActions(from mark: Int, _ body: (ProxyAction) -> Void) {
+        var kept = mark
+        for index in mark..<actions.count {
+            let action = actions[index]
+            switch action {
+            case .startTimer, .cancelTimer:
+                body(action)
+            default:
+                if kept != index { actions[kept] = action }
+                kept += 1
+            }
+        }
+        if kept < actions.count { actions.removeSubrange(kept...) }
+    }
+
     /// Whether every action was taken.
     public var isEmpty: Bool { cursor == actions.count }
 

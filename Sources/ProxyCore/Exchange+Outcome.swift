@@ -104,7 +104,7 @@ extension Exchange {
                 now: now, actions: &actions)
         case .idle:
             clientIdleTimedOut(date: date, now: now, actions: &actions)
-        case .header, .linger:
+        case .header, .linger, .stall, .streams:
             break
         }
     }

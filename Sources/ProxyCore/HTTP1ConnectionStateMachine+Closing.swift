@@ -70,7 +70,7 @@ extension HTTP1ConnectionStateMachine {
             idleTimedOut(levels, now: now, actions: &actions)
         case .linger:
             close(now: now, actions: &actions)
-        case .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict:
+        case .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict, .stall, .streams:
             break
         }
         updateIdleTimer(levels, now: now, actions: &actions)

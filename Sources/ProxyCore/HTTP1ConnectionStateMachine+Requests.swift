@@ -26,7 +26,7 @@ extension HTTP1ConnectionStateMachine {
         let framing: BodyFraming
         do throws(HTTP1Error) {
             head = try HeadParser.parseRequest(bytes)
-            dropUnderscoreFields(&head, &actions)
+            head.dropUnderscoreFields(unless: settings.underscoresInHeaders, &actions)
             framing = try MessageFraming.request(head)
         } catch {
             return refuseEarly(ProxyError(error), levels, now: now, actions: &actions)
@@ -42,14 +42,6 @@ extension HTTP1ConnectionStateMachine {
         self.exchange!.start(
             input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
             actions: &actions)
-    }
-
-    /// Removes request fields whose name contains `_` unless `underscores_in_headers` allows
-    /// them (`RequestHead.removeUnderscoreFields`); each drop counts as a rule action.
-    func dropUnderscoreFields(_ head: inout RequestHead, _ actions: inout ActionBuffer) {
-        guard !settings.underscoresInHeaders else { return }
-        let dropped = head.removeUnderscoreFields()
-        if dropped > 0 { actions.append(.droppedUnderscoreFields(dropped)) }
     }
 
     /// Answers a request refused before its exchange could start (its head was unreadable)

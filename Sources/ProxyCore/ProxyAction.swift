@@ -30,6 +30,24 @@ public enum TimerID: Hashable, Sendable {
     case verdict(Int)
     /// The deadline of the verdict on an inspected file (its hold's number).
     case fileVerdict(Int)
+    /// HTTP/2: the connection's output has been held, or a response stuck behind a closed
+    /// window, for `timeouts.idle`.
+    case stall
+    /// HTTP/2: the earliest deadline of the streams' exchanges (kept by the connection's
+    /// state machine, one shell timer for all).
+    case streams
+}
+
+/// The error code of a GOAWAY an HTTP/2 connection sends (RFC 9113 §7); raw values are the
+/// protocol's.
+public enum GoAwayCode: UInt32, Sendable, Equatable {
+    /// An orderly close (idle, stalled).
+    case noError = 0x0
+    /// The client broke the protocol.
+    case protocolError = 0x1
+    /// The client flooded the connection (frames it provokes without reading, too many
+    /// CONTINUATION frames).
+    case enhanceYourCalm = 0xb
 }
 
 /// What the I/O shell must do. The state machines return these in order; the shell executes
@@ -108,4 +126,31 @@ public enum ProxyAction: Sendable {
     indirect case finish(AccessRecord)
     /// Request fields dropped because their name contains `_` (a rule-action counter).
     case droppedUnderscoreFields(Int)
+
+    // HTTP/2 connections (`HTTP2ConnectionStateMachine`).
+
+    /// The client actions that follow, up to the next `stream`, are stream `id`'s: its DATA is
+    /// the client's input, its response the client's output. `0` is the connection itself:
+    /// `pauseClientReads` and `resumeClientReads` then stop and resume reading the socket.
+    case stream(Int32)
+    /// Report stream `id`'s input (what is left of the DATA taken from the session) back to the
+    /// machine (`streamSettled`), once the actions before this one have moved what they move.
+    case settleStream(Int32)
+    /// Give `count` request body bytes of stream `id` back to its flow-control window and the
+    /// connection's: they were handed on (or dropped).
+    case consumeWindow(Int32, Int)
+    /// Send RST_STREAM with `code` on stream `id`; with `afterAnswer`, once the answer queued
+    /// on it has gone (its END_STREAM), so the reset does not overtake it.
+    case resetStream(Int32, StreamResetCode, afterAnswer: Bool)
+    /// Stop handing stream `id`'s DATA over and drop what it holds; DATA that the session
+    /// still queues for it is dropped and given back to the windows at once.
+    case discardStreamInput(Int32)
+    /// The stream is over for the shell: what it holds for it (its exchange's I/O) goes.
+    case closeStream(Int32)
+    /// Send GOAWAY with `code`; the connection closes once it is written.
+    case goAway(GoAwayCode)
+    /// Begin a graceful shutdown (a GOAWAY notice, then the final GOAWAY); open streams finish.
+    case shutdownSession
+    /// Write what the session has to send into the client's output now (before a close).
+    case flushSession
 }

@@ -16,3 +16,13 @@ extension RequestHead {
         return dropped
     }
 }
+
+extension RequestHead {
+    /// Removes the fields whose name contains `_` unless `allowed` (`underscores_in_headers`),
+    /// and counts the drop as a rule action: the one place both transports drop them.
+    mutating func dropUnderscoreFields(unless allowed: Bool, _ actions: inout ActionBuffer) {
+        guard !allowed else { return }
+        let dropped = removeUnderscoreFields()
+        if dropped > 0 { actions.append(.droppedUnderscoreFields(dropped)) }
+    }
+}

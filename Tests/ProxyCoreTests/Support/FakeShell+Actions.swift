@@ -1,70 +1,91 @@
 import ProxyCore
+import UploadRules
 
 extension FakeShell {
     /// Logs `action` by its name (for assertions on the sequence).
     func note(_ action: ProxyAction) {
         log.append(String(describing: action).prefix { $0 != "(" }.description)
     }
+}
 
-    /// Executes `action` on the buffers, as the real shell does on evbuffers and sockets
-    /// (`processClientInput` and `processUpstreamInput` are the harness's: they call back into
-    /// the state machine).
-    func perform(_ action: ProxyAction, in actions: ActionBuffer) {
-        switch action {
-        case .sendClient(let range):
-            if closed { sentAfterClose += 1 }
-            actions.withBytes(range) { clientOutput.append(contentsOf: $0) }
-        case .pauseClientReads: clientReading = false
-        case .resumeClientReads: clientReading = true
-        case .respondClient(let head):
-            if closed { sentAfterClose += 1 }
-            streamHeads.append(head)
-        case .endClientStream: streamEnds += 1
-        case .discardClientInput: clientInput.bytes.removeAll()
-        case .moveRequestBody(let count, let destination):
-            if closed { sentAfterClose += 1 }
-            let bytes = clientInput.remove(count)
-            if destination == .upstream { upstreamOutput += bytes } else { staging += bytes }
-        case .shutdownClientWrite: shutDown = true
-        case .closeClient: closed = true
-        case .startTimer(let id, let deadline):
-            timers[id] = deadline
-            timersStarted += 1
-        case .cancelTimer(let id): timers[id] = nil
-        case .exchangeStarted: exchangesStarted += 1
-        case .finish(let record): records.append(record)
-        default: performUpstream(action, in: actions)
-        }
+/// The fake shell is a transport of the production executor (`ActionTransport.perform`): the
+/// state-machine tests run the actions with the meaning the proxy gives them, on in-memory
+/// buffers. `processClientInput` and `processUpstreamInput` call back into the harness's
+/// state machine (`processClient`, `processUpstream`).
+extension FakeShell: ActionTransport {
+    func sendClient(_ range: Range<Int>) {
+        if closed { sentAfterClose += 1 }
+        clientOutput += actionBytes(range)
     }
 
-    private func performUpstream(_ action: ProxyAction, in actions: ActionBuffer) {
-        switch action {
-        case .connectUpstream(let target):
-            connects.append(target)
-            upstream = .connecting
-        case .sendUpstream(let range):
-            if closed { sentAfterClose += 1 }
-            actions.withBytes(range) { upstreamOutput.append(contentsOf: $0) }
-        case .moveStagingToUpstream:
-            upstreamOutput += staging
-            staging.removeAll()
-        case .sendSpoolsUpstream(let skip):
-            let body = (spool ?? []) + (fileSpool ?? [])
-            upstreamOutput += body.dropFirst(Int(skip))
-        case .moveResponseBody(let count):
-            if closed { sentAfterClose += 1 }
-            clientOutput += upstreamInput.remove(count)
-        case .pauseUpstreamReads: upstreamReading = false
-        case .resumeUpstreamReads: upstreamReading = true
-        case .releaseUpstream:
-            released += 1
-            upstream = .none
-            upstreamInput.bytes.removeAll()
-        case .abortUpstream:
-            aborted += 1
-            upstream = .none
-            upstreamInput.bytes.removeAll()
-        default: break
-        }
+    func respondClient(_ head: StreamResponseHead) {
+        if closed { sentAfterClose += 1 }
+        streamHeads.append(head)
     }
+
+    func endClientStream() { streamEnds += 1 }
+    func setClientReading(_ reading: Bool) { clientReading = reading }
+    func processClientInput() { processClient() }
+    func discardClientInput() { clientInput.bytes.removeAll() }
+
+    func moveRequestBody(_ count: Int, to destination: BodyDestination) {
+        if closed { sentAfterClose += 1 }
+        let bytes = clientInput.remove(count)
+        if destination == .upstream { upstreamOutput += bytes } else { staging += bytes }
+    }
+
+    func shutdownClientWrite() { shutDown = true }
+    func closeClient() { closed = true }
+
+    func connectUpstream(_ target: UpstreamURL) {
+        connects.append(target)
+        upstream = .connecting
+    }
+
+    func sendUpstream(_ range: Range<Int>) {
+        if closed { sentAfterClose += 1 }
+        upstreamOutput += actionBytes(range)
+    }
+
+    func moveStagingToUpstream() {
+        upstreamOutput += staging
+        staging.removeAll()
+    }
+
+    func sendSpoolsUpstream(skip: Int64) {
+        let body = (spool ?? []) + (fileSpool ?? [])
+        upstreamOutput += body.dropFirst(Int(skip))
+    }
+
+    func moveResponseBody(_ count: Int) {
+        if closed { sentAfterClose += 1 }
+        clientOutput += upstreamInput.remove(count)
+    }
+
+    func setUpstreamReading(_ reading: Bool) { upstreamReading = reading }
+    func processUpstreamInput() { processUpstream() }
+
+    func releaseUpstream() {
+        released += 1
+        upstream = .none
+        upstreamInput.bytes.removeAll()
+    }
+
+    func abortUpstream() {
+        aborted += 1
+        upstream = .none
+        upstreamInput.bytes.removeAll()
+    }
+
+    func startTimer(_ id: TimerID, deadline: Int64) {
+        timers[id] = deadline
+        timersStarted += 1
+    }
+
+    func cancelTimer(_ id: TimerID) { timers[id] = nil }
+    func consultCheck(_ index: Int, _ consultation: Consultation) {}
+    func consultFile(_ request: FileVerdictRequest, _ inspection: any FileInspection) {}
+    func exchangeStarted() { exchangesStarted += 1 }
+    func finish(_ record: AccessRecord) { records.append(record) }
+    func droppedUnderscoreFields(_ count: Int) {}
 }

@@ -100,6 +100,11 @@ final class FakeShell {
     var streamHeads: [StreamResponseHead] = []
     /// HTTP/2: how many times the stream was ended (`endClientStream`).
     var streamEnds = 0
+    /// The harness's state machine reads the client's (the upstream's) buffered input again.
+    var processClient: () -> Void = {}
+    var processUpstream: () -> Void = {}
+    /// The bytes of a `send` action's range in the harness's action buffer.
+    var actionBytes: (Range<Int>) -> [UInt8] = { _ in [] }
 
     var levels: BufferLevels {
         BufferLevels(

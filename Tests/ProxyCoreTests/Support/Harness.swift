@@ -21,6 +21,7 @@ final class Harness {
             routes: routes, upstream: Self.upstream, timeouts: timeouts, highWater: highWater)
         machine = HTTP1ConnectionStateMachine(
             settings: settings, client: Array("192.0.2.1".utf8), tools: tools, now: now, actions: &actions)
+        connectShell()
         execute()
     }
 
@@ -135,16 +136,20 @@ final class Harness {
 
     private func perform(_ action: ProxyAction) {
         shell.note(action)
-        switch action {
-        case .processClientInput:
+        shell.perform(action)
+    }
+
+    /// Points the shell's callbacks at this harness's machine and action buffer.
+    private func connectShell() {
+        shell.actionBytes = { [unowned self] range in actions.withBytes(range) { Array($0) } }
+        shell.processClient = { [unowned self] in
             machine.clientReadable(
                 input: shell.clientInput, sink: sink, levels: shell.levels, settings: settings, now: now,
                 actions: &actions)
-        case .processUpstreamInput:
+        }
+        shell.processUpstream = { [unowned self] in
             machine.upstreamReadable(
                 input: shell.upstreamInput, levels: shell.levels, now: now, actions: &actions)
-        default:
-            shell.perform(action, in: actions)
         }
     }
 }

@@ -34,6 +34,7 @@ final class StreamHarness {
             head: head, framing: framing, settings: settings, requestID: "h2-1",
             client: Array("192.0.2.1".utf8),
             secure: true, clientProtocol: .http2(streamID: 1), now: now)
+        connectShell()
         exchange.start(
             input: shell.clientInput, sink: sink, levels: shell.levels, tools: tools, date: Self.date,
             now: now,
@@ -138,18 +139,22 @@ final class StreamHarness {
     func execute() {
         while let action = actions.next() {
             shell.note(action)
-            switch action {
-            case .processClientInput:
-                exchange.clientReadable(
-                    input: shell.clientInput, sink: sink, levels: shell.levels, date: Self.date, now: now,
-                    actions: &actions)
-            case .processUpstreamInput:
-                exchange.upstreamReadable(
-                    input: shell.upstreamInput, levels: shell.levels, date: Self.date, now: now,
-                    actions: &actions)
-            default:
-                shell.perform(action, in: actions)
-            }
+            shell.perform(action)
+        }
+    }
+
+    /// Points the shell's callbacks at this harness's exchange and action buffer.
+    private func connectShell() {
+        shell.actionBytes = { [unowned self] range in actions.withBytes(range) { Array($0) } }
+        shell.processClient = { [unowned self] in
+            exchange.clientReadable(
+                input: shell.clientInput, sink: sink, levels: shell.levels, date: Self.date, now: now,
+                actions: &actions)
+        }
+        shell.processUpstream = { [unowned self] in
+            exchange.upstreamReadable(
+                input: shell.upstreamInput, levels: shell.levels, date: Self.date, now: now, actions: &actions
+            )
         }
     }
 }
