@@ -198,7 +198,7 @@ public final class BufferedSocket {
                 throw EventLoopError.system("fcntl(O_NONBLOCK)", errno)
             }
             var transport: any SocketTransport = PlainTransport()
-            if let tls { transport = TLSTransport(ssl: try tls.makeSSL(), settings: tls, accepting: true) }
+            if let tls { transport = TLSTransport(ssl: try tls.makeSSL(), settings: tls) }
             socket = try BufferedSocket(
                 base: base, transport: transport, phase: tls == nil ? .open : .handshaking)
         } catch {

@@ -29,8 +29,9 @@ enum SocketReadiness: Equatable {
 protocol SocketTransport: AnyObject {
     /// Whether bytes are TLS records.
     var isTLS: Bool { get }
-    /// Whether the transport holds input already taken from the kernel (decrypted TLS
-    /// records): the read event will not fire for it.
+    /// Whether the transport holds input already taken from the kernel (TLS records read
+    /// ahead) that a read would return now: the read event will not fire for it. False when
+    /// the last read blocked: part of a record waits for the socket, whose event will fire.
     var hasBufferedInput: Bool { get }
     /// The reason of the last TLS failure, if any.
     var failureDescription: String? { get }

@@ -79,10 +79,6 @@ public final class TLSServerContext: @unchecked Sendable {
         let argument = Unmanaged.passUnretained(self).toOpaque()
         for context in contexts {
             SSL_CTX_set_alpn_select_cb(context, alpnTrampoline, argument)
-            // The client's TLS 1.3 traffic secret goes to the connection's transport, which
-            // reads the records itself (`TLSRecordReader`). Every context: after an SNI
-            // switch the key log is the new context's.
-            SSL_CTX_set_keylog_callback(context, keyLogTrampoline)
         }
         guard fg_ssl_ctx_set_servername_cb(contexts[0], serverNameTrampoline, argument) == 1 else {
             throw EventLoopError("cannot set the SNI callback")

@@ -11,12 +11,12 @@ import CLibevent
 /// comes from `TLSClientContext` (connect, SNI and verification) or `TLSServerContext`
 /// (accept); the transport frees it.
 ///
-/// On an accepted connection that agreed TLS 1.3, the client's records are read by a
-/// `TLSRecordReader` once the handshake is done, under the client's traffic secret (taken
-/// from OpenSSL's key-log callback, which hands it to this object only); OpenSSL reads
-/// the handshake without read-ahead, so no record past it sits in OpenSSL's buffer. Any
-/// other connection (TLS 1.2, the client side, a suite the reader lacks) reads through
-/// `SSL_read` with read-ahead.
+/// Every record, client or server side, TLS 1.2 or 1.3, is read by OpenSSL's record layer:
+/// alerts (sent and received), KeyUpdate (a peer that asks for one gets OpenSSL's before the
+/// next record written here), close_notify, the refusal of renegotiation, and OpenSSL's
+/// limits on empty records and warning alerts. Reads run with read-ahead, so records OpenSSL
+/// holds and has not returned are input the kernel will not signal again: `hasBufferedInput`
+/// says when a read would return some.
 final class TLSTransport: SocketTransport {
     private let ssl: OpaquePointer
     /// What the `SSL`'s contexts and callbacks belong to (a `TLSServerContext`), kept alive as
@@ -30,24 +30,17 @@ final class TLSTransport: SocketTransport {
     private var errorCode: UInt = 0
     /// How a read that returned bytes ended (not WANT_READ): the next read reports it.
     private var pendingStatus: TransportStatus?
-    /// The client's records once an accepted TLS 1.3 handshake is done.
-    private(set) var recordReader: TLSRecordReader?
-    /// client_application_traffic_secret_0 from the key-log callback, until the handshake
-    /// ends (then wiped).
-    private var clientSecret: [UInt8] = []
-    private let accepting: Bool
+    /// Whether the last read ended blocked: what OpenSSL holds then is at most part of a
+    /// record, which only the socket can complete (and the socket's events will say when).
+    private var readBlocked = false
     /// OpenSSL's read buffer with read-ahead: four records and their framing.
     static let readAheadSize = 64 * 1024 + 512
-    /// The `SSL` ex-data slot that points at its transport (for the key-log callback).
-    static let transportSlot = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nil, nil, nil, nil)
 
     /// Takes ownership of `ssl` (freed on deinit), set up for connecting or accepting, and
-    /// keeps `settings` alive until then. `accepting` (a server's `SSL`, whose contexts log
-    /// keys to `keyLogTrampoline`) lets the transport read TLS 1.3 records itself.
-    init(ssl: OpaquePointer, settings: AnyObject? = nil, accepting: Bool = false) {
+    /// keeps `settings` alive until then.
+    init(ssl: OpaquePointer, settings: AnyObject? = nil) {
         self.ssl = ssl
         self.settings = settings
-        self.accepting = accepting
         // SSL_set_mode returns the new mode bits; it cannot fail. RELEASE_BUFFERS frees the
         // read buffer whenever it empties, so an idle connection holds none.
         _ = SSL_ctrl(
@@ -59,16 +52,8 @@ final class TLSTransport: SocketTransport {
         // Read ahead into a 64 KiB buffer: one read(2) takes several records, where OpenSSL
         // otherwise reads about one record per call (33,038 read(2)s for a 1 GiB h2 upload,
         // strace -c). Records read ahead and not yet returned are `hasBufferedInput`.
+        SSL_set_read_ahead(ssl, 1)
         SSL_set_default_read_buffer_len(ssl, Self.readAheadSize)
-        if accepting, Self.transportSlot >= 0,
-            SSL_set_ex_data(ssl, Self.transportSlot, Unmanaged.passUnretained(self).toOpaque()) == 1
-        {
-            // Read-ahead waits for the handshake's end: the records after it are this
-            // transport's to read.
-            SSL_set_read_ahead(ssl, 0)
-        } else {
-            SSL_set_read_ahead(ssl, 1)
-        }
     }
 
     func attach(_ fd: Int32) throws(EventLoopError) {
@@ -79,14 +64,17 @@ final class TLSTransport: SocketTransport {
 
     deinit {
         SSL_free(ssl)
-        wipeClientSecret()
     }
 
     var isTLS: Bool { true }
+    /// An ending the next read reports, or bytes OpenSSL read ahead and has not returned
+    /// (`SSL_has_pending`: decrypted or not), unless the last read found them short of a
+    /// record. Never true when a read would only block again: `BufferedSocket` would read
+    /// again at once, and again, without ever returning to the loop (a client that sent part
+    /// of a record and stopped held a worker that way).
     var hasBufferedInput: Bool {
         if pendingStatus != nil { return true }
-        if failed { return false }
-        if let recordReader { return recordReader.hasBufferedInput }
+        if failed || readBlocked { return false }
         return SSL_has_pending(ssl) == 1
     }
 
@@ -107,7 +95,6 @@ final class TLSTransport: SocketTransport {
     var resumedSession: Bool { fg_ssl_session_reused(ssl) == 1 }
 
     var failureDescription: String? {
-        if let reason = recordReader?.failure { return reason }
         guard errorCode != 0 else {
             if failed, handshakeDone == false { return "handshake failed" }
             return nil
@@ -121,52 +108,9 @@ final class TLSTransport: SocketTransport {
         guard !handshakeDone else { return .moved(0, drained: true) }
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
-        if result == 1 {
-            handshakeDone = true
-            if accepting { startReadingRecords() }
-            return .moved(0, drained: true)
-        }
-        let status = status(of: result)
-        if case .failed = status { wipeClientSecret() }
-        return status
-    }
-
-    /// Hands the client's records to a `TLSRecordReader` when the connection agreed TLS 1.3
-    /// with a suite it opens, the key log gave the client's secret, and OpenSSL holds no
-    /// input past the handshake; else turns read-ahead on for `SSL_read`.
-    private func startReadingRecords() {
-        defer { wipeClientSecret() }
-        if SSL_version(ssl) == TLS1_3_VERSION, SSL_has_pending(ssl) == 0, !clientSecret.isEmpty,
-            let cipher = SSL_get_current_cipher(ssl),
-            let suite = TLSRecordReader.Suite(rawValue: SSL_CIPHER_get_protocol_id(cipher)),
-            let reader = TLSRecordReader(suite: suite, secret: clientSecret)
-        {
-            recordReader = reader
-            return
-        }
-        SSL_set_read_ahead(ssl, 1)
-    }
-
-    /// Keeps the secret the key log reports for the client's application records: the line is
-    /// `CLIENT_TRAFFIC_SECRET_0 client_random secret`, both in hex.
-    fileprivate func logged(_ line: UnsafePointer<CChar>) {
-        guard handshakeDone == false else { return }
-        let label = "CLIENT_TRAFFIC_SECRET_0 "
-        guard strncmp(line, label, label.utf8.count) == 0, let space = strrchr(line, 0x20) else { return }
-        var secret = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length = 0
-        guard OPENSSL_hexstr2buf_ex(&secret, secret.count, &length, space + 1, 0) == 1 else {
-            ERR_clear_error()
-            return
-        }
-        wipeClientSecret()
-        clientSecret = Array(secret.prefix(length))
-        secret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
-    }
-
-    private func wipeClientSecret() {
-        clientSecret.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
-        clientSecret = []
+        guard result == 1 else { return status(of: result) }
+        handshakeDone = true
+        return .moved(0, drained: true)
     }
 
     /// Decrypts records into one reservation of up to `limit` bytes, so a wake-up's plaintext
@@ -186,12 +130,7 @@ final class TLSTransport: SocketTransport {
         let room = min(vector.iov_len, limit)
         var filled = 0
         var ending: TransportStatus?
-        if let recordReader {
-            (filled, ending) = recordReader.read(
-                fd, into: start.assumingMemoryBound(to: UInt8.self), room: room)
-            if case .failed = ending { failed = true }
-        }
-        while recordReader == nil, filled < room {
+        while filled < room {
             Self.clearErrors()
             let count = SSL_read(ssl, start + filled, Int32(clamping: room - filled))
             guard count > 0 else {
@@ -200,6 +139,7 @@ final class TLSTransport: SocketTransport {
             }
             filled += Int(count)
         }
+        if case .blocked = ending { readBlocked = true } else { readBlocked = false }
         vector.iov_len = filled
         // Committing the reservation just made (possibly with nothing in it) cannot fail.
         _ = evbuffer_commit_space(buffer, &vector, 1)
@@ -227,10 +167,6 @@ final class TLSTransport: SocketTransport {
             return .failed(code: EPIPE)
         }
         Self.clearErrors()
-        if let recordReader, recordReader.keyUpdateOwed, retryLength == 0 {
-            // The client asked for a KeyUpdate: OpenSSL sends it before these bytes.
-            if SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED) == 1 { recordReader.keyUpdateOwed = false }
-        }
         let count = SSL_write(ssl, start, Int32(length))
         guard count > 0 else {
             let result = status(of: count)
@@ -281,14 +217,4 @@ final class TLSTransport: SocketTransport {
             return .failed(code: EPROTO)
         }
     }
-}
-
-/// OpenSSL's key-log callback on a server context: passes each line to the transport of the
-/// `SSL` it concerns, which keeps only the client's application traffic secret (never logged
-/// or written anywhere).
-func keyLogTrampoline(_ ssl: OpaquePointer?, _ line: UnsafePointer<CChar>?) {
-    guard let ssl, let line, TLSTransport.transportSlot >= 0,
-        let transport = SSL_get_ex_data(ssl, TLSTransport.transportSlot)
-    else { return }
-    Unmanaged<TLSTransport>.fromOpaque(transport).takeUnretainedValue().logged(line)
 }
