@@ -3,17 +3,17 @@ public import HTTP1
 /// The events and queries only an exchange on an HTTP/2 stream has: the end of the client's
 /// stream, and DATA that disagrees with the request's `content-length` (RFC 9113 §8.1.1).
 extension Exchange {
-    /// The client ended its stream (END_STREAM): the input holds the rest of the body. A body
-    /// that ends with its stream now has the length the input holds; one whose
+    /// HTTP/2: the client ended its stream (END_STREAM): the input holds the rest of the body.
+    /// A body that ends with its stream now has the length the input holds; one whose
     /// `content-length` the input does not match exactly is malformed (`Outcome.malformed`,
     /// logged as 400, the upstream aborted before it had a whole request). Otherwise the body
     /// is read on, as `clientReadable` would.
-    public mutating func clientEndStream(
+    mutating func clientEndedStream(
         input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
-        guard outcome == nil, !clientStreamEnded else { return }
-        clientStreamEnded = true
+        guard outcome == nil, clientSending == .open else { return }
+        clientSending = .finished
         timers.cancel(.idle, &actions)
         decoder.endStream(remaining: input.count)
         if let remaining = decoder.remainingLength, Int64(input.count) < remaining {
@@ -24,7 +24,7 @@ extension Exchange {
     }
 
     /// HTTP/2: the client has not ended its stream, so the body may not be whole yet.
-    var awaitsEndStream: Bool { clientProtocol.isHTTP2 && !clientStreamEnded }
+    var awaitsEndStream: Bool { clientProtocol.isHTTP2 && clientSending == .open }
 
     /// How many of the `count` input bytes the body may take now. On an HTTP/2 stream that has
     /// not ended, a `content-length` body's final byte stays in the input until END_STREAM: the
@@ -38,9 +38,9 @@ extension Exchange {
     /// Whether the request body may take more DATA than `input` holds: its stream has not
     /// ended and its `content-length`, if any, is not covered by what was read and what the
     /// input holds. DATA beyond that is malformed: the next `clientReadable` or
-    /// `clientEndStream` ends the exchange as `Outcome.malformed`.
+    /// `clientFinishedSending` ends the exchange as `Outcome.malformed`.
     public func wantsMoreBody(input: some ByteSource) -> Bool {
-        guard !clientStreamEnded, !decoder.isComplete else { return false }
+        guard clientSending == .open, !decoder.isComplete else { return false }
         if let remaining = decoder.remainingLength { return Int64(input.count) < remaining }
         return true
     }
@@ -67,7 +67,7 @@ extension Exchange {
         guard clientProtocol.isHTTP2, let outcome else { return nil }
         switch outcome {
         case .complete(_, let linger): return linger ? .noError : nil
-        case .refused: return clientStreamEnded ? nil : .noError
+        case .refused: return clientSending == .finished ? nil : .noError
         case .closeNow: return closeNowReset
         case .malformed: return .protocolError
         }

@@ -75,10 +75,10 @@ extension Exchange {
                 actions.append(.endClientStream)
             }
             finish(status: answer.status, now: now, actions: &actions)
-            outcome = .complete(keepAlive: false, linger: !bodyRead && !clientStreamEnded)
+            outcome = .complete(keepAlive: false, linger: !bodyRead && clientSending == .open)
             return
         }
-        let keepAlive = head.keepAlive && bodyRead && connectionMayPersist && !clientHalfClosed
+        let keepAlive = head.keepAlive && bodyRead && connectionMayPersist && !clientInputClosed
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         let responseHead = ResponseHead(
             status: answer.status, reason: ProxyError.reasonPhrase(answer.status), headers: headers)

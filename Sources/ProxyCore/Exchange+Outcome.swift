@@ -46,13 +46,18 @@ extension Exchange {
         outcome = .closeNow
     }
 
-    /// The client half-closed: what it sent before the FIN counts; a body cut short by it is
-    /// the client leaving.
-    public mutating func clientEndOfInput(
+    /// The client finished sending, on either transport: an HTTP/2 END_STREAM (the input
+    /// holds the rest of the body: `clientEndedStream`), or an HTTP/1.1 FIN (what it sent
+    /// before counts; a body cut short by it is the client leaving).
+    public mutating func clientFinishedSending(
         input: some ByteSource, sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
-        clientHalfClosed = true
+        if clientProtocol.isHTTP2 {
+            return clientEndedStream(
+                input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
+        }
+        clientSending = .finished
         connectionMayPersist = false
         clientReadsPaused = true
         guard outcome == nil, requestPhase == .reading else { return }

@@ -86,7 +86,8 @@ extension Exchange {
         // declared when its file begins (sent chunked, or fields follow the file) is spooled.
         let spoolsForLength =
             route?.requestBody == .stream && route?.rules.needsContentLength == true && pendingLength == nil
-        spooled = (route?.requestBody == .buffer || spoolsForLength) && upstreamFraming == .chunked
+        let spools = (route?.requestBody == .buffer || spoolsForLength) && upstreamFraming == .chunked
+        bodyStore = spools ? .spool : .none
         return nil
     }
 
@@ -165,7 +166,7 @@ extension Exchange {
             if rulesWantPause { break }
             if decoder.payloadBytes == before { break }
         }
-        if clientHalfClosed, !blocked {
+        if clientInputClosed, !blocked {
             // A FIN before the body was whole: nothing more will come.
             return clientGone(now: now, actions: &actions)
         }

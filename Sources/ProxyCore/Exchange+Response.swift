@@ -110,7 +110,7 @@ extension Exchange {
             let chunkToClient = (framing == .chunked || framing == .untilClose) && head.version == .http11
             if chunkToClient { clientFraming = .chunked }
             let keepClient =
-                head.keepAlive && requestPhase.bodyRead && connectionMayPersist && !clientHalfClosed
+                head.keepAlive && requestPhase.bodyRead && connectionMayPersist && !clientInputClosed
             let clientHead = ClientResponseHead.make(
                 upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
             record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
@@ -139,11 +139,11 @@ extension Exchange {
         finish(status: record.upstreamStatus ?? 502, now: now, actions: &actions)
         if clientProtocol.isHTTP2 {
             // An early answer to a client still sending: RST_STREAM NO_ERROR after it.
-            outcome = .complete(keepAlive: false, linger: !decoder.isComplete && !clientStreamEnded)
+            outcome = .complete(keepAlive: false, linger: !decoder.isComplete && clientSending == .open)
             return
         }
         let keepAlive =
-            head.keepAlive && decoder.isComplete && requestSent && connectionMayPersist && !clientHalfClosed
+            head.keepAlive && decoder.isComplete && requestSent && connectionMayPersist && !clientInputClosed
         // An early answer leaves the client still sending its body: linger.
         outcome = .complete(keepAlive: keepAlive, linger: !decoder.isComplete)
     }

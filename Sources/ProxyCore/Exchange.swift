@@ -73,6 +73,20 @@ public struct Exchange<Sink: RequestBodySink> {
         case spoolWrites
     }
 
+    /// Whether one side's reads go on.
+    enum Flow: Equatable {
+        case flowing
+        case paused
+    }
+
+    /// Where a rewritten body waits before it goes upstream.
+    enum BodyStore: Equatable {
+        /// Nowhere: it streams (chunked, or under a declared length).
+        case none
+        /// The spool (and file spool) of `request_body: buffer`, then sent with a length.
+        case spool
+    }
+
     /// Where the upstream connection stands.
     enum UpstreamPhase: Equatable {
         case none
@@ -127,8 +141,8 @@ public struct Exchange<Sink: RequestBodySink> {
     /// The re-encoded body's boundary, kept apart from `multipart`: reading it through
     /// `multipart?.` copied the whole body (parser and rules) when the head was sent.
     var multipartBoundary: [UInt8]?
-    /// `request_body: buffer` with a rewritten body: spooled, then sent with a Content-Length.
-    var spooled = false
+    /// Where the rewritten body waits before it goes upstream (`request_body:`).
+    var bodyStore = BodyStore.none
     /// A `stream` body whose length is declared upstream once the file's head is re-encoded,
     /// until it is (see `Exchange+DeclaredLength`).
     var pendingLength: PendingLength?
@@ -152,17 +166,14 @@ public struct Exchange<Sink: RequestBodySink> {
     var upstreamActivity: Int64 = 0
     /// Timers this exchange has armed and not seen fire or cancelled.
     var timers = TimerSet()
-    /// Whether this exchange has paused the client's reads.
-    public internal(set) var clientReadsPaused = false
-    /// Whether this exchange has paused the upstream's reads (the client's output is over the
-    /// high watermark): it reads on after `clientDrained`.
-    public internal(set) var upstreamReadsPaused = false
-    /// Set by the host: the client will send nothing more (it half-closed). HTTP/1 only: an
-    /// HTTP/2 stream's end is `clientEndStream`.
-    public var clientHalfClosed = false
-    /// HTTP/2: the client ended its stream (END_STREAM, or HEADERS that did: a `.none`
-    /// framing); the input holds the rest of the body.
-    public internal(set) var clientStreamEnded = false
+    /// Whether this exchange reads the client (`.paused`: backpressure, a held request).
+    var clientReads = Flow.flowing
+    /// Whether this exchange reads the upstream (`.paused`: the client's output is over the
+    /// high watermark; it reads on after `clientDrained`).
+    var upstreamReads = Flow.flowing
+    /// Whether the client may send more of the request (set by the host when the client had
+    /// finished before the exchange began; see `clientFinishedSending`).
+    public var clientSending = ClientSending.open
     /// HTTP/2: when the client last sent DATA (or its reads resumed), for the stream's lazily
     /// re-armed idle timer (`Exchange+HTTP2`).
     var clientActivity: Int64 = 0
@@ -208,7 +219,7 @@ public struct Exchange<Sink: RequestBodySink> {
             startedAt: now)
         self.record.clientProtocol = clientProtocol
         // HEADERS with END_STREAM, or a content-length of 0: nothing more may come.
-        self.clientStreamEnded = clientProtocol.isHTTP2 && framing == .none
+        if clientProtocol.isHTTP2, framing == .none { self.clientSending = .finished }
     }
 
     /// Whether the exchange still runs.
@@ -255,6 +266,27 @@ public struct Exchange<Sink: RequestBodySink> {
 
     // MARK: client reads
 
+    /// Whether this exchange has paused the client's reads (the host sets it when its reads
+    /// were paused before the exchange began).
+    public internal(set) var clientReadsPaused: Bool {
+        get { clientReads == .paused }
+        set { clientReads = newValue ? .paused : .flowing }
+    }
+
+    /// Whether this exchange has paused the upstream's reads.
+    public internal(set) var upstreamReadsPaused: Bool {
+        get { upstreamReads == .paused }
+        set { upstreamReads = newValue ? .paused : .flowing }
+    }
+
+    /// Whether the client sends nothing more, on HTTP/1.1 (its FIN: there is nothing to
+    /// resume reading). An HTTP/2 stream that ended may still hold DATA to read.
+    var clientInputClosed: Bool { clientSending == .finished && !clientProtocol.isHTTP2 }
+
+    /// Whether the rewritten body is spooled (`request_body: buffer`, or a store that needs a
+    /// length the stream cannot declare in time).
+    var spooled: Bool { bodyStore == .spool }
+
     mutating func pauseClientReads(_ actions: inout ActionBuffer) {
         guard !clientReadsPaused else { return }
         clientReadsPaused = true
@@ -263,9 +295,19 @@ public struct Exchange<Sink: RequestBodySink> {
 
     /// Resumes reading the client; its silence counts from `now` (HTTP/2: its window was shut).
     mutating func resumeClientReads(now: Int64, _ actions: inout ActionBuffer) {
-        guard clientReadsPaused, !clientHalfClosed else { return }
+        guard clientReadsPaused, !clientInputClosed else { return }
         clientReadsPaused = false
         clientActivity = now
         actions.append(.resumeClientReads)
     }
+}
+
+/// Whether the client may send more of a request: the one name, on both transports, for the
+/// client having finished (an HTTP/1.1 FIN, an HTTP/2 END_STREAM).
+public enum ClientSending: Sendable, Equatable {
+    /// More may come.
+    case open
+    /// Nothing more comes: on HTTP/1.1 the connection half-closed; on HTTP/2 the stream ended
+    /// (its input holds the rest of the body).
+    case finished
 }

@@ -35,7 +35,7 @@ extension HTTP1ConnectionStateMachine {
             head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
             client: client, secure: secure, now: now)
         exchange.clientReadsPaused = readsPaused
-        exchange.clientHalfClosed = halfClosed
+        exchange.clientSending = halfClosed ? .finished : .open
         exchange.connectionMayPersist = !draining && !halfClosed
         self.exchange = exchange
         let date = currentDate(now)

@@ -111,7 +111,7 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
             return settle(levels, now: now, actions: &actions)
         }
         let date = currentDate(now)
-        exchange!.clientEndOfInput(
+        exchange!.clientFinishedSending(
             input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
         settle(levels, now: now, actions: &actions)
     }

@@ -85,7 +85,8 @@ extension HTTP2ConnectionStateMachine {
     ) {
         let date = currentDate(now)
         onStream(id, taken: taken, &actions) {
-            $0.clientEndStream(input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
+            $0.clientFinishedSending(
+                input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
         }
     }
 

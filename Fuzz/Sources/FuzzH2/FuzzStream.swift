@@ -71,7 +71,7 @@ final class FuzzStream {
 
     func endOfStream() {
         guard !finished else { return }
-        exchange.clientEndStream(
+        exchange.clientFinishedSending(
             input: input, sink: sink, levels: levels, date: Self.date, now: now, actions: &actions)
         step()
     }

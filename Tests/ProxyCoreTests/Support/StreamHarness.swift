@@ -67,7 +67,7 @@ final class StreamHarness {
 
     /// END_STREAM arrives (told whether or not the stream's DATA is being consumed).
     func clientEndsStream() {
-        exchange.clientEndStream(
+        exchange.clientFinishedSending(
             input: shell.clientInput, sink: sink, levels: shell.levels, date: Self.date, now: now,
             actions: &actions)
         execute()
