@@ -76,6 +76,7 @@ extension HTTP2ServerSession {
     /// longer knows and this side did not reset: the ids went backwards, a connection error
     /// PROTOCOL_ERROR (RFC 9113 §5.1.1). libnghttp2 1.52 ignores such a block without a word.
     private func beganFrame(_ header: nghttp2_frame_hd) -> Int32 {
+        chargeFrameBudget(header)
         let streamID = header.stream_id
         guard header.type == UInt8(NGHTTP2_HEADERS.rawValue), streamID % 2 == 1,
             streamID <= nghttp2_session_get_last_proc_stream_id(session),
@@ -282,6 +283,7 @@ extension HTTP2ServerSession {
     }
 
     private func sentFrame(_ frame: nghttp2_frame) -> Int32 {
+        earnFrameBudget(sent: frame.hd)
         let type = UInt32(frame.hd.type)
         if type == NGHTTP2_RST_STREAM.rawValue {
             recentResets[recentResetNext] = frame.hd.stream_id

@@ -31,6 +31,8 @@ public final class HTTP2ServerSession {
     private var eventHead = 0
     /// What is left of `settings.unansweredResetBudget`.
     var resetBudget: Int
+    /// What is left of `settings.unproductiveFrameBudget`.
+    var frameBudget: Int
     /// The graceful shutdown: the notice was sent and a PING waits for its ACK.
     var awaitingShutdownPing = false
     /// The last streams this side reset (a ring): frames the client had in flight on them
@@ -43,6 +45,7 @@ public final class HTTP2ServerSession {
     public init(settings: HTTP2Settings = HTTP2Settings()) throws(HTTP2Error) {
         self.settings = settings
         resetBudget = settings.unansweredResetBudget
+        frameBudget = settings.unproductiveFrameBudget
         var option: OpaquePointer?
         try Self.check(nghttp2_option_new(&option), "nghttp2_option_new")
         defer { nghttp2_option_del(option) }

@@ -39,6 +39,14 @@ public struct HTTP2Settings: Equatable, Sendable {
     /// one back (up to this value). Below zero the connection ends with GOAWAY
     /// ENHANCE_YOUR_CALM. Default 200.
     public var unansweredResetBudget: Int = 200
+    /// FormGate's budget for frames that cost the session work and move no request or
+    /// response on (RFC 9113 §10.5): PING and SETTINGS (not their ACKs), PRIORITY,
+    /// WINDOW_UPDATE, and DATA with no bytes that does not end its stream. Each costs one;
+    /// each frame that carries a request or response on earns one back, up to this value: DATA
+    /// with bytes from the client, a response's HEADERS or DATA to it. Below zero the connection
+    /// ends with GOAWAY ENHANCE_YOUR_CALM. This bounds a flood from a client that reads its
+    /// ACKs, which `maxOutboundAcks` does not. Default 1000.
+    public var unproductiveFrameBudget: Int = 1000
 
     /// Creates the defaults.
     public init() {}

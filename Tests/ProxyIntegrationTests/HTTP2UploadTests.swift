@@ -4,8 +4,8 @@ import Testing
 /// HTTP/2 from clients through the binary: curl over TLS (ALPN `h2`) uploads byte-exact to the
 /// demo upstream while HTTP/1.1 still works on the same listeners, PHP sees what a direct
 /// upload gives it, 1 GiB passes in bounded memory, SIGTERM drains, many streams share one
-/// connection, and the hostile cases. (The client × size × mode matrix, h2c with prior
-/// knowledge included, is HTTP2ClientMatrixTests.)
+/// connection. (The client × size × mode matrix, h2c with prior knowledge included, is
+/// HTTP2ClientMatrixTests; the hostile cases are HTTP2HostileTests.)
 @Suite(.serialized) struct HTTP2UploadTests {
     struct Setup {
         let certificates: TLSCertificates
@@ -214,55 +214,5 @@ import Testing
         }
         let streams = Set(setup.proxy.accessLog(atLeast: count).compactMap { $0["stream"] as? Int })
         #expect(streams.count == count, "\(count) streams: \(streams.count)")
-    }
-
-    /// The hostile HTTP/2 cases (Resources/h2_hostile.py, written with the h2 library): every
-    /// case is answered as RFC 9113 requires (a connection error where a stream error would
-    /// do counts as a deviation the RFC allows, §5.4.1), and descriptors return to baseline.
-    @Test func hostileCasesAreAnsweredAsTheRFCRequires() throws {
-        let setup = try Setup(extra: "timeouts: { idle: 3s, header: 3s }\n")
-        defer { setup.stop() }
-        // One request first: what a process opens once (the random source) is not a leak.
-        _ = try Self.curl([
-            "--http2-prior-knowledge", "-F", "title=two", "-F", "file=@/dev/null",
-            "http://127.0.0.1:\(setup.h2cPort)/upload",
-        ])
-        let script = UpstreamServerTests.resources.appendingPathComponent("h2_hostile.py").path
-        let result = try run(
-            try python3(),
-            [
-                script, "127.0.0.1", String(setup.h2cPort), "--path", "/upload", "--json", "--deadline", "10",
-                "--slow-deadline", "60", "--pid", String(setup.proxy.pid),
-            ])
-        let lines = String(decoding: result.output, as: UTF8.self).split(separator: "\n").compactMap {
-            try? jsonObject(Data($0.utf8))
-        }
-        let cases = lines.filter { $0["case"] != nil }
-        #expect(cases.count >= 60, "\(cases.count) cases ran")
-        let failed = cases.filter {
-            ($0["verdict"] as? String) == "fail" || ($0["verdict"] as? String) == "error"
-        }
-        .compactMap { $0["case"] as? String }
-        #expect(failed.isEmpty, "failed: \(failed)")
-        #expect(cases.filter { ($0["verdict"] as? String) == "pass" }.count >= 55)
-        let summary = try #require(lines.first { $0["summary"] as? Bool == true })
-        let before = try #require(summary["fds_before"] as? Int)
-        #expect(
-            eventually { Self.descriptors(setup.proxy.pid) <= before },
-            "descriptors back to \(before): \(Self.descriptorList(setup.proxy.pid))")
-        #expect(
-            (summary["rss_kib_after"] as? Int ?? .max) - (summary["rss_kib_before"] as? Int ?? 0) < 16 * 1024)
-    }
-
-    static func descriptorList(_ pid: Int32) -> [String] {
-        let directory = "/proc/\(pid)/fd"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.map {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) ?? $0
-        }
-    }
-
-    static func descriptors(_ pid: Int32) -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? .max
     }
 }

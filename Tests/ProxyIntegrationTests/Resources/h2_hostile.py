@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Hostile HTTP/2 clients for FormGate's h2 listener (and for any h2 server, to check the cases).
 
-    h2_hostile.py HOST PORT [--tls --cafile F --sni NAME] [--path /upload] [--case NAME ...]
-                  [--json] [--list] [--deadline S] [--slow-deadline S] [--pid PID]
+    h2_hostile.py HOST PORT [--tls --cafile F --sni NAME] [--path /upload] [--tag] [--case NAME ...]
+                  [--json] [--list] [--deadline S] [--slow-deadline S] [--pid PID] [--http1-port P]
 
 Each case opens its own connection, does one hostile thing (or, for the controls, one thing
 right) and records what the server did: every frame received (type, stream, flags, error code),
@@ -14,26 +14,38 @@ closed. The verdict compares that record with what RFC 9113 requires of the serv
   deviates  the server refused in another way that is as safe: a connection error where a
             stream error does, another error code than the one the RFC names, a close without
             the GOAWAY the RFC says it SHOULD send
-  fail      the server served what it must refuse, ignored it, hung, or does not speak h2
-            (no SETTINGS: §3.4)
+  fail      the server served what it must refuse, ignored it, hung, took a whole flood
+            (§10.5: a flood passes only when a GOAWAY ENHANCE_YOUR_CALM ends it before its last
+            frame), or does not speak h2 (no SETTINGS: §3.4)
   n/a       the case cannot be run against this server (the reason is given)
   error     the client failed (TLS, ALPN): no verdict on the server
 
 Verdicts come from events: a case waits for the frame or the close that decides it, and its
 deadline (--deadline, 10 s; --slow-deadline, 90 s, for the idle and zero-window timeouts) only
 ends a case the server leaves hanging. Requests go to --path with a small valid multipart body
-unless the case is about the body. Output: one line per case, or with --json one JSON object
-per line (and a summary line last). With --pid, the summary adds the server process's open
-descriptors and RSS before the cases and after (once the descriptors are back to where they
-were, or --slow-deadline later). Exit status 0 when no case failed or erred, 1 otherwise.
+unless the case is about the body; with --tag, to --path?case=NAME, so that what an upstream
+received can be told apart by case. Before the verdict a PING is sent and its ACK awaited (or
+the GOAWAY or close that comes instead): the server has acted on every frame of the case.
+Floods other than CONTINUATION go in lock step, a PING after every 100 frames and its ACK
+awaited before the next 100, so the frames sent before the GOAWAY came are at most 100 more
+than the server took. Output: one line per case, or with --json one JSON object per line (and
+a summary line last). With --pid, each case's line adds the server process's CPU time and peak
+RSS growth over the case, and the summary its open descriptors and RSS before the cases and
+after (once the descriptors are back to where they were, or --slow-deadline later). Exit
+status 0 when no case failed or erred, 1 otherwise.
 
-A --json line holds: case, rfc (what the RFC requires), verdict, note, seconds, stream (the
-one the verdict is about), status (its :status), rst (its RST_STREAM code), goaway (error,
-last_stream, debug, t), closed_at (seconds after connecting, or null), connection_alive_after
-(a PING was answered after the case), frames_received, frames (each with t, type, stream,
+A --json line holds: case, rfc (what the RFC requires), verdict, note, outcome (the server's
+answer without times, to pin: "RST_STREAM PROTOCOL_ERROR", "status 200, GOAWAY NO_ERROR",
+"HTTP/1.1 200", "closed"), seconds, stream (the one the verdict is about), status (its
+:status), rst (its RST_STREAM code), goaway (error, last_stream, debug, t), closed_at (seconds
+after connecting, or null), connection_alive_after (a PING was answered after the case), flood
+(unit "frame" or "stream", count, sent, accepted: the units sent before the GOAWAY or close
+came, or for rapid_reset the streams up to the GOAWAY's last stream id), file (bytes and
+sha256 of the file part of the multipart request the case meant to be served), cpu_seconds
+and peak_rss_growth_kib (with --pid), frames_received, frames (each with t, type, stream,
 flags and, as they apply, error, status, increment, length, settings; a flood's answers cut to
-the first 30 and last 10), response (the first 1,000 bytes of that stream's response body: the
-demo upstream's account of what it received) and http1 (bytes that were not HTTP/2).
+the first 30 and last 10), response (the first 1,000 bytes of that stream's response body)
+and http1 (bytes that were not HTTP/2).
 
 Frames go out through the `h2` library (python3-h2, validation and normalisation of outbound
 headers turned off so it sends what a hostile client sends) or, where h2 cannot build them,
@@ -42,6 +54,8 @@ encoder, so the compression state stays the server's. Frames coming in are parse
 `hyperframe`, whatever h2 thinks of them.
 """
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -61,7 +75,7 @@ import hyperframe.frame as hf
 
 # Frame types and flags (RFC 9113 §6).
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = range(10)
-END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
+END_STREAM, ACK, END_HEADERS, PRIORITY_FLAG = 0x1, 0x1, 0x4, 0x20
 # Settings identifiers.
 HEADER_TABLE_SIZE, ENABLE_PUSH, MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE = 1, 2, 3, 4, 5
 # Error codes (RFC 9113 §7).
@@ -74,7 +88,10 @@ BOUNDARY = "h2hostile-7d3f9a"
 CONTENT_TYPE = f"multipart/form-data; boundary={BOUNDARY}"
 
 
-def multipart(content=b"hello h2\n"):
+FILE = b"hello h2\n"
+
+
+def multipart(content=FILE):
     """A small valid multipart/form-data body: a text field and one file part with `content`."""
     return (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nhostile\r\n"
             f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"a.txt\"\r\n"
@@ -111,6 +128,9 @@ class Connection:
         self.frames, self.status, self.rst, self.ended = [], {}, {}, set()
         self.goaway, self.closed_at, self.server_settings, self.other_bytes = None, None, {}, b""
         self.pings_acked, self.decoder, self.block = 0, hpack.Decoder(), b""
+        self.ping_acks = set()  # the payloads of the PING ACKs received
+        self.flood = None  # a flood case's count of what it sent and what the server took
+        self.file = None  # the file content of the multipart request the case sent, if any
         self.not_applicable, self.served_before, self.served_after = None, None, None
         self.handshake, self.saw_settings = handshake, False
         self.bodies = {}  # stream id: the first 64 KiB of the response body
@@ -266,6 +286,7 @@ class Connection:
         elif isinstance(parsed, hf.PingFrame):
             if "ACK" in parsed.flags:
                 self.pings_acked += 1
+                self.ping_acks.add(bytes(parsed.opaque_data))
             elif not self.h2_ok:
                 self.send(frame(PING, ACK, 0, parsed.opaque_data))
         elif isinstance(parsed, hf.WindowUpdateFrame):
@@ -378,13 +399,20 @@ def post(conn, options, stream=1, extra=(), body=None, length=True, replace=None
     """A POST through h2 with header edits: `extra` appended, `replace` a function of the
     header list; the body a small multipart unless given, its content-length unless `length`
     says another (or None: no content-length)."""
-    body = multipart() if body is None else body
+    body = upload(conn) if body is None else body
     headers = request_headers(options, length=len(body) if length is True else length, extra=extra)
     if replace:
         headers = replace(headers)
     conn.request(stream, headers, body)  # False when the server reset the stream first: its answer
     conn.wait_stream(stream)
     return stream
+
+
+def upload(conn, content=FILE):
+    """The multipart body of a request meant to be served (`multipart(content)`); `content` is
+    recorded so the report can say what the upstream should get."""
+    conn.file = content
+    return multipart(content)
 
 
 def server_settings(conn):
@@ -488,17 +516,21 @@ def served(conn, stream):
     return "fail", f"status {status}, RST {conn.rst.get(stream)}, GOAWAY {conn.goaway and conn.goaway['error']}"
 
 
-def calm_or_served(conn, stream):
-    """After a flood: GOAWAY ENHANCE_YOUR_CALM, or a request on the same connection still served."""
-    if conn.goaway and conn.goaway["error"] == "ENHANCE_YOUR_CALM":
-        return "pass", f"GOAWAY ENHANCE_YOUR_CALM at {conn.goaway['t']} s"
-    if stream in conn.ended and 200 <= (conn.status.get(stream) or 0) < 300:
-        before = f" (before the flood: {conn.served_before} s)" if conn.served_before is not None else ""
-        return "pass", f"still served: the next request answered {conn.status[stream]} in {conn.served_after} s{before}"
-    if conn.goaway or conn.closed_at:
+def calmed(conn, stream):
+    """A flood (§10.5): the server must end it before it is over, with GOAWAY ENHANCE_YOUR_CALM.
+    A server that takes the whole flood has no limit, however well it serves afterwards."""
+    flood = conn.flood or dict(unit="frame", count=0, accepted=0)
+    took = f"{flood['accepted']} of {flood['count']} {flood['unit']}s taken"
+    stopped = flood["accepted"] < flood["count"]
+    if stopped and conn.goaway and conn.goaway["error"] == "ENHANCE_YOUR_CALM":
+        return "pass", f"GOAWAY ENHANCE_YOUR_CALM at {conn.goaway['t']} s, {took}"
+    if stopped and ((conn.goaway and conn.goaway["error"] != "NO_ERROR") or conn.closed_at):
         what = f"GOAWAY {conn.goaway['error']}" if conn.goaway else "closed without GOAWAY"
-        return "deviates", f"{what}, not ENHANCE_YOUR_CALM"
-    return "fail", "neither ENHANCE_YOUR_CALM nor service after the flood"
+        return "deviates", f"{what}, not ENHANCE_YOUR_CALM, {took}"
+    served = ""
+    if stream in conn.ended and 200 <= (conn.status.get(stream) or 0) < 300:
+        served = f"; the next request was answered {conn.status[stream]} in {conn.served_after} s"
+    return "fail", f"no limit: {took}{served}"
 
 
 def times_out(conn, stream):
@@ -576,13 +608,13 @@ def control_get(options):
 @case("control_post_empty_file", "a POST with a 0-byte file part is served", served)
 def control_post_empty_file(options):
     conn = Connection(options)
-    return conn, post(conn, options, body=multipart(b""))
+    return conn, post(conn, options, body=upload(conn, b""))
 
 
 @case("control_post_1mib", "a 1 MiB file POST, within the server's windows, is served", served)
 def control_post_1mib(options):
     conn = Connection(options)
-    return conn, post(conn, options, body=multipart(bytes(range(256)) * 4096))
+    return conn, post(conn, options, body=upload(conn, bytes(range(256)) * 4096))
 
 
 @case("control_te_trailers", "§8.2.2: te: trailers is the one te value allowed", served)
@@ -594,7 +626,7 @@ def control_te_trailers(options):
 @case("control_trailers", "§8.1: a trailer section without pseudo-headers is allowed", served)
 def control_trailers(options):
     conn = Connection(options)
-    body = multipart()
+    body = upload(conn)
     conn.request(1, request_headers(options, length=len(body)), body, end=False)
     conn.h2.send_headers(1, [("x-checksum", "none")], end_stream=True)
     conn.flush()
@@ -605,7 +637,7 @@ def control_trailers(options):
 @case("unknown_frame_type", "§4.1, §5.5: frames of unknown type are ignored", served)
 def unknown_frame_type(options):
     conn = Connection(options)
-    body = multipart()
+    body = upload(conn)
     conn.send(frame(0xFA, 0xFF, 0, b"ignore me"))
     conn.request(1, request_headers(options, length=len(body)), body, end=False)
     conn.send(frame(0xFB, 0, 1, b"and me"))
@@ -676,7 +708,7 @@ def trailers_with_pseudo(options):
       stream_error("STREAM_CLOSED"))
 def data_after_end_stream(options):
     conn = Connection(options)
-    body = multipart()
+    body = upload(conn)
     conn.request(1, request_headers(options, length=len(body)), body)
     conn.send(frame(DATA, END_STREAM, 1, b"one more"))
     conn.wait(lambda c: 1 in c.rst or c.goaway is not None)
@@ -731,6 +763,33 @@ def stream_id_backwards(options):
     conn.send(raw_headers(conn, 3, request_headers(options, method="GET")))
     conn.wait_close(options.deadline)
     return conn, 3
+
+
+@case("stream_id_exhaustion", "§5.1.1: the last stream ids (2^31-3 and 2^31-1) are served; a HEADERS after them "
+      "whose id wrapped (2^31+1: the reserved bit set, read as 1) is a connection error PROTOCOL_ERROR",
+      lambda conn, stream: exhaustion_verdict(conn, stream))
+def stream_id_exhaustion(options):
+    """A client that has used every stream id: GETs on 2147483645 and 2147483647, each answered
+    before the next goes, then a GET whose id went past 2^31-1 (the frame's 32 bits read
+    0x80000001; a receiver ignores the reserved bit, RFC 9113 §4.1, so it is stream 1)."""
+    conn = Connection(options)
+    server_settings(conn)
+    for stream in LAST_STREAMS:
+        raw_get(conn, stream, options)
+        conn.wait_stream(stream)
+    conn.send(raw_headers(conn, 2**31 + 1, request_headers(options, method="GET")))
+    conn.wait_close(options.deadline)
+    return conn, 1
+
+
+LAST_STREAMS = (2**31 - 3, 2**31 - 1)
+
+
+def exhaustion_verdict(conn, stream):
+    unserved = [last for last in LAST_STREAMS if not (last in conn.ended and judged_served(conn, last))]
+    if unserved:
+        return "fail", f"streams {unserved} were not served: status {[conn.status.get(s) for s in unserved]}"
+    return connection_error("PROTOCOL_ERROR")(conn, stream)
 
 
 @case("rst_stream_on_idle", "§6.4: RST_STREAM on an idle stream: connection error PROTOCOL_ERROR",
@@ -801,6 +860,16 @@ def priority_on_itself(options):
     return conn, 1
 
 
+@case("priority_headers_on_itself", "§5.3.1 (RFC 7540), kept by RFC 9113 §5.3.2: HEADERS whose priority "
+      "names the stream itself: stream error PROTOCOL_ERROR", stream_error("PROTOCOL_ERROR"))
+def priority_headers_on_itself(options):
+    conn = Connection(options)
+    block = conn.headers_block(request_headers(options, method="GET"))
+    conn.send(frame(HEADERS, END_HEADERS | END_STREAM | PRIORITY_FLAG, 1, struct.pack(">IB", 1, 15) + block))
+    conn.wait(lambda c: 1 in c.rst or 1 in c.status or c.goaway is not None)
+    return conn, 1
+
+
 @case("priority_bad_length", "§6.3: PRIORITY of 4 bytes: stream error FRAME_SIZE_ERROR",
       stream_error("FRAME_SIZE_ERROR"))
 def priority_bad_length(options):
@@ -852,37 +921,65 @@ bad_settings("settings_ack_with_payload", "§6.5: a SETTINGS ACK with a payload:
              settings_payload((MAX_CONCURRENT_STREAMS, 10)), "FRAME_SIZE_ERROR", flags=ACK)
 
 
+def lockstep(conn, unit, count, batch=100):
+    """Sends the frames `unit(0)` to `unit(count - 1)` in batches of `batch`, each batch followed
+    by a PING whose ACK is awaited before the next one goes: when the server's GOAWAY comes, at
+    most one batch went out past the frame that decided it. `conn.flood` records the count and
+    the frames sent before a GOAWAY or a close was seen (`accepted`: at most `batch` more than
+    the server took; all of them when it never objected)."""
+    sent = 0
+    for first in range(0, count, batch):
+        if conn.goaway or conn.closed_at:
+            break
+        size = min(batch, count - first)
+        marker = b"sync" + struct.pack(">I", first)
+        if not conn.send(b"".join(unit(index) for index in range(first, first + size)) + frame(PING, 0, 0, marker)):
+            break
+        sent += size
+        if not conn.wait(lambda c: marker in c.ping_acks or c.goaway is not None):
+            break  # neither the ACK nor a GOAWAY within the deadline: the record says what came
+    conn.flood = dict(unit="frame", count=count, sent=sent, accepted=sent)
+
+
 def flood(name, rfc, unit, count=10000):
-    """A GET (the baseline), then `count` copies of one frame sent without reading the answers,
-    then a GET again: the server must calm the client down or keep serving. `unit(conn,
-    options)` gives the frame and the next free stream id."""
+    """A GET (the baseline), then `count` frames sent in lock step (`lockstep`), then a GET again
+    (on a connection the server kept). `unit(conn, options)` gives a function of the frame's
+    index that returns the frame, and the stream id for the second GET."""
     def run(options):
         conn = Connection(options)
         server_settings(conn)
         still_served(conn, options, 1)
         conn.served_before = conn.served_after
         copy, stream = unit(conn, options)
-        blast(conn, [copy * 100] * (count // 100), options.deadline)
+        lockstep(conn, copy, count)
         still_served(conn, options, stream)
         return conn, stream
     run.__doc__ = rfc
-    case(name, rfc, calm_or_served)(run)
+    case(name, rfc, calmed)(run)
 
 
 def open_upload(conn, options):
-    """Stream 3 opened as a POST whose body has not started: an empty DATA frame on it."""
+    """Stream 3 opened as a POST whose body has not started: empty DATA frames on it."""
     conn.send(raw_headers(conn, 3, request_headers(options), end_stream=False))
-    return frame(DATA, 0, 3), 5
+    return (lambda index: frame(DATA, 0, 3)), 5
 
 
-flood("settings_flood", "§10.5: 10,000 SETTINGS frames: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: (frame(SETTINGS, 0, 0, settings_payload((HEADER_TABLE_SIZE, 4096))), 3))
-flood("ping_flood", "§10.5: 10,000 PINGs: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: (frame(PING, 0, 0, b"flooding"), 3))
-flood("window_update_flood", "§10.5: 10,000 WINDOW_UPDATEs of 1: ENHANCE_YOUR_CALM or no harm",
-      lambda conn, options: (frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1)), 3))
-flood("empty_data_flood", "§10.5: 10,000 empty DATA frames on an open stream: ENHANCE_YOUR_CALM or no harm",
-      open_upload)
+def constant(unit):
+    """The same frame at every index."""
+    return lambda conn, options: ((lambda index: unit), 3)
+
+
+flood("settings_flood", "§10.5: 10,000 SETTINGS frames: GOAWAY ENHANCE_YOUR_CALM before the last",
+      constant(frame(SETTINGS, 0, 0, settings_payload((HEADER_TABLE_SIZE, 4096)))))
+flood("ping_flood", "§10.5: 10,000 PINGs: GOAWAY ENHANCE_YOUR_CALM before the last",
+      constant(frame(PING, 0, 0, b"flooding")))
+flood("window_update_flood", "§10.5: 10,000 WINDOW_UPDATEs of 1: GOAWAY ENHANCE_YOUR_CALM before the last",
+      constant(frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 1))))
+flood("empty_data_flood", "§10.5: 10,000 empty DATA frames on an open stream: GOAWAY ENHANCE_YOUR_CALM before "
+      "the last", open_upload)
+flood("priority_flood", "§10.5, §5.3.2: 10,000 PRIORITY frames, each on another idle stream (5, 7, ...): GOAWAY "
+      "ENHANCE_YOUR_CALM before the last",
+      lambda conn, options: ((lambda index: frame(PRIORITY, 0, 5 + 2 * index, struct.pack(">IB", 0, 15))), 3))
 
 
 @case("ping_bad_length", "§6.7: a PING of 7 bytes: connection error FRAME_SIZE_ERROR",
@@ -942,52 +1039,61 @@ def window_update_zero_stream(options):
 
 
 # resource abuse (§10.5) and timeouts
-@case("rapid_reset", "CVE-2023-44487: 1,000 streams opened and reset at once: ENHANCE_YOUR_CALM or no harm",
-      calm_or_served)
+@case("rapid_reset", "CVE-2023-44487: 1,000 streams opened and reset at once: GOAWAY ENHANCE_YOUR_CALM before "
+      "the last", calmed)
 def rapid_reset(options):
     """A GET first (the time it takes is the baseline), then streams 3 to 2001 opened and reset
-    back to back, then a GET on stream 2003."""
+    back to back, then a GET on stream 2003. The streams the server took are those up to its
+    GOAWAY's last stream id."""
     conn = Connection(options)
     server_settings(conn)
     still_served(conn, options, 1)
     conn.served_before = conn.served_after
     get = request_headers(options, method="GET")
-    batch = b"".join(raw_headers(conn, stream, get) + frame(RST_STREAM, 0, stream, struct.pack(">I", CODE["CANCEL"]))
-                     for stream in range(3, 2003, 2))
-    blast(conn, [batch], options.deadline)
+    streams = range(3, 2003, 2)
+    pairs = [raw_headers(conn, stream, get) + frame(RST_STREAM, 0, stream, struct.pack(">I", CODE["CANCEL"]))
+             for stream in streams]
+    sent = frames_sent(pairs, blast(conn, pairs, options.deadline))
+    conn.wait(lambda c: c.goaway is not None)
+    taken = [stream for stream in streams[:sent] if not conn.goaway or stream <= conn.goaway["last_stream"]]
+    conn.flood = dict(unit="stream", count=len(streams), sent=sent, accepted=len(taken))
     still_served(conn, options, 2003)
     return conn, 2003
 
 
-def continuation_chunks(conn, options, frames):
-    """A HEADERS without END_HEADERS, then up to `frames` CONTINUATIONs of 16 KiB of valid HPACK
+def frames_sent(pieces, count):
+    """How many of `pieces` (byte strings sent in order) `count` bytes began."""
+    began, total = 0, 0
+    for piece in pieces:
+        if total >= count:
+            break
+        began, total = began + 1, total + len(piece)
+    return began
+
+
+def continuation_frames(conn, options, frames):
+    """A HEADERS without END_HEADERS, then `frames` CONTINUATIONs of 16 KiB of valid HPACK
     (literal fields never indexed), never ending the block."""
-    yield frame(HEADERS, END_STREAM, 1, conn.headers_block(request_headers(options, method="GET")))
+    pieces = [frame(HEADERS, END_STREAM, 1, conn.headers_block(request_headers(options, method="GET")))]
     field = b"\x10\x07x-flood" + bytes([0x7F, 0x7F]) + b"a" * 254  # name "x-flood", 254-byte value
-    payload = field * (16384 // len(field))
-    for _ in range(frames):
-        yield frame(CONTINUATION, 0, 1, payload)
+    return pieces + [frame(CONTINUATION, 0, 1, field * (16384 // len(field)))] * frames
 
 
-@case("continuation_flood", "CVE-2024-27316 class: CONTINUATION frames without END_HEADERS, up to 64 MiB: "
-      "the server must stop it (431, RST_STREAM or GOAWAY) before it has read everything",
-      lambda conn, stream: continuation_verdict(conn, stream))
+@case("continuation_flood", "CVE-2024-27316 class: a header block of 4,096 CONTINUATION frames (64 MiB) that never "
+      "ends: GOAWAY ENHANCE_YOUR_CALM before the last (a refusal of the stream alone leaves the connection reading)",
+      calmed)
 def continuation_flood(options):
+    """Sent as fast as the socket takes it (nothing else may come inside a header block, so no
+    lock step), from a send buffer of 64 KiB: the frames counted as taken are those begun
+    before the GOAWAY or the close was seen, which includes what the socket buffers held."""
     conn = Connection(options)
+    conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
     server_settings(conn)
-    conn.flood_sent = blast(conn, continuation_chunks(conn, options, 4096), options.deadline * 3,
-                            stop=lambda c: c.closed_at or c.goaway or 1 in c.rst or 1 in c.status)
-    conn.wait(lambda c: c.closed_at is not None or c.goaway is not None or 1 in c.rst or 1 in c.status)
+    pieces = continuation_frames(conn, options, 4096)
+    sent = frames_sent(pieces, blast(conn, pieces, options.deadline * 3))
+    conn.wait_close(options.deadline)
+    conn.flood = dict(unit="frame", count=len(pieces), sent=sent, accepted=sent)
     return conn, 1
-
-
-def continuation_verdict(conn, stream):
-    sent = f"after {conn.flood_sent / 1048576:.2f} MiB sent"
-    if conn.goaway or conn.closed_at or stream in conn.rst or (conn.status.get(stream) or 0) >= 400:
-        how = (f"GOAWAY {conn.goaway['error']}" if conn.goaway else f"RST_STREAM {conn.rst[stream]}"
-               if stream in conn.rst else f"status {conn.status[stream]}" if stream in conn.status else "closed")
-        return "pass", f"{how} {sent}"
-    return "fail", f"the server took the whole flood ({sent}) without stopping it"
 
 
 @case("oversized_header_block", "§10.5.1: a 256 KiB header block in HEADERS + CONTINUATION: 431, or "
@@ -1018,6 +1124,28 @@ def oversized_verdict(conn, stream):
     if status is not None:
         return "deviates", f"status {status}, the RFC's field-size refusal is 431"
     return refused_otherwise(conn, stream, "431 or RST_STREAM REFUSED_STREAM/PROTOCOL_ERROR")
+
+
+@case("hpack_amplification", "§10.5.1, RFC 7541 §7.3: a 4 KiB dynamic-table entry referenced 16,000 times in a "
+      "header block of 20 KiB (a 64 MiB header list): 431, RST_STREAM or GOAWAY, within bounded memory",
+      lambda conn, stream: oversized_verdict(conn, stream))
+def hpack_amplification(options):
+    """h2's encoder adds the 4 KiB field to its dynamic table at its first occurrence and sends
+    every later one as a one-byte index (the table of 4,096 bytes holds it alone), so its
+    context stays the server's: a GET on stream 3 afterwards shows whether the connection
+    goes on."""
+    conn = Connection(options)
+    limit = min(server_settings(conn).get(MAX_FRAME_SIZE, 16384), 16384)
+    big = ("x-amplified", "a" * 4000)
+    block = conn.headers_block(request_headers(options, method="GET") + [big] * 16000)
+    pieces = [block[at:at + limit] for at in range(0, len(block), limit)]
+    frames = [frame(HEADERS, END_STREAM | (END_HEADERS if len(pieces) == 1 else 0), 1, pieces[0])]
+    frames += [frame(CONTINUATION, END_HEADERS if index == len(pieces) - 1 else 0, 1, piece)
+               for index, piece in enumerate(pieces[1:], start=1)]
+    blast(conn, frames, options.deadline)
+    conn.wait_stream(1)
+    still_served(conn, options, 3)
+    return conn, 1
 
 
 @case("too_many_streams", "§5.1.2: a stream beyond SETTINGS_MAX_CONCURRENT_STREAMS: stream error "
@@ -1073,24 +1201,89 @@ def bad_preface(options):
       "HTTP/1.1 answer (a port that speaks both) or a close", closed_or_http1, plain_only=True)
 def http1_on_h2c_port(options):
     conn = Connection(options, handshake=False)
-    body = multipart()
+    body = upload(conn)
     conn.send(f"POST {options.path} HTTP/1.1\r\nHost: {options.host}\r\nContent-Type: {CONTENT_TYPE}\r\n"
               f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
     conn.wait(lambda c: c.closed_at is not None or b"\r\n\r\n" in c.other_bytes)
     return conn, None
 
 
+def h2c_upgrade(options, port):
+    """An HTTP/1.1 multipart POST that asks to switch to h2c (RFC 7540 §3.2, removed by RFC 9113
+    §3.1): `Connection: Upgrade, HTTP2-Settings`, `Upgrade: h2c`, an `HTTP2-Settings` field."""
+    target = argparse.Namespace(**vars(options))
+    target.port = port
+    conn = Connection(target, handshake=False)
+    body = upload(conn)
+    settings = base64.urlsafe_b64encode(settings_payload((MAX_CONCURRENT_STREAMS, 100),
+                                                         (INITIAL_WINDOW_SIZE, 65535))).rstrip(b"=").decode()
+    conn.send(f"POST {options.path} HTTP/1.1\r\nHost: {options.host}\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+              f"Upgrade: h2c\r\nHTTP2-Settings: {settings}\r\nContent-Type: {CONTENT_TYPE}\r\n"
+              f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    conn.wait(lambda c: c.closed_at is not None or http1_answered(c.other_bytes))
+    return conn, None
+
+
+def http1_answered(data):
+    """Whether `data` holds an HTTP/1.1 response head and its Content-Length body (or a 101)."""
+    head, separator, body = data.partition(b"\r\n\r\n")
+    if not separator:
+        return False
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return b" 101 " in head.split(b"\r\n", 1)[0] or len(body) >= (int(length.group(1)) if length else 0)
+
+
+def not_switched(conn, stream):
+    """A gateway with rules must not switch an upload to h2c: the request is served as HTTP/1.1
+    (the rules applied, the Upgrade fields not forwarded: the upstream's record says) or refused."""
+    if conn.not_applicable:
+        return "n/a", conn.not_applicable
+    line = conn.other_bytes.split(b"\r\n", 1)[0].decode("latin-1")
+    if line.startswith("HTTP/1.1 101"):
+        return "fail", f"switched protocols: {line}"
+    if line.startswith("HTTP/1."):
+        return "pass", f"answered in HTTP/1.1 without switching: {line}"
+    return "fail", "no HTTP/1.1 answer" + (f" (closed at {conn.closed_at} s)" if conn.closed_at else "")
+
+
+@case("h2c_upgrade_on_http1_listener", "RFC 9113 §3.1 (h2c Upgrade removed): a multipart POST asking to upgrade "
+      "to h2c on a listener without HTTP/2: served as HTTP/1.1 (or refused), never switched", not_switched,
+      plain_only=True)
+def h2c_upgrade_on_http1_listener(options):
+    if not options.http1_port:
+        conn = Connection(options, handshake=False)
+        conn.not_applicable = "no --http1-port: the server's HTTP/1.1-only port is not known"
+        return conn, None
+    return h2c_upgrade(options, options.http1_port)
+
+
+@case("h2c_upgrade_on_h2c_listener", "RFC 9113 §3.1 (h2c Upgrade removed): the same POST on the port that speaks "
+      "h2c with prior knowledge: served as HTTP/1.1 (or refused), never switched", not_switched, plain_only=True)
+def h2c_upgrade_on_h2c_listener(options):
+    return h2c_upgrade(options, options.port)
+
+
 # --- running the cases
 def run_case(name, options):
-    """One case on its own connection: its record and verdict as a dict."""
+    """One case on its own connection: its record and verdict as a dict. With --tag the case's
+    requests go to --path with `?case=NAME` (`&case=NAME` after a query), so what an upstream
+    received can be told apart by case; with --pid the server's CPU time and peak memory are
+    read before and after."""
     spec = CASES[name]
     result = dict(case=name, rfc=spec["rfc"])
     if spec["plain_only"] and options.tls:
         return dict(result, verdict="n/a", note="an h2c case: the port speaks TLS")
-    began = time.monotonic()
+    if options.tag:
+        options = argparse.Namespace(**vars(options))
+        options.path += ("&" if "?" in options.path else "?") + f"case={name}"
+    began, usage = time.monotonic(), server_usage(options.pid) if options.pid else None
     conn = None
     try:
         conn, stream = spec["run"](options)
+        # A PING answered (or a GOAWAY instead) before the verdict: the server has acted on
+        # every frame of the case, so a GOAWAY they provoke is in the record however the
+        # bytes were split between reads.
+        alive = conn.alive() if conn.handshake and not conn.closed_at and not conn.goaway else False
         verdict, note = spec["judge"](conn, stream)
         if conn.handshake and not conn.saw_settings:
             # §3.4: the server's preface is a SETTINGS frame. Without one it does not speak h2
@@ -1098,20 +1291,39 @@ def run_case(name, options):
             sent = conn.other_bytes[:60] or conn.buffer[:60]
             verdict, note = "fail", f"the server sent no SETTINGS: not HTTP/2 (it sent {sent!r}, then {note})"
         seconds = round(time.monotonic() - began, 3)
-        alive = conn.alive() if conn.handshake and not conn.closed_at and not conn.goaway else False
     except Exception as error:  # a client-side failure is reported, never taken for the server's answer
         return dict(result, verdict="error", note=f"{type(error).__name__}: {error}",
                     seconds=round(time.monotonic() - began, 3))
     finally:
         if conn:
             conn.close()
-    return dict(result, verdict=verdict, note=note, seconds=seconds, stream=stream,
+    if usage:
+        after = server_usage(options.pid)
+        result.update(cpu_seconds=round(after[0] - usage[0], 3), peak_rss_growth_kib=after[1] - usage[1])
+    if conn.file is not None:
+        result.update(file=dict(bytes=len(conn.file), sha256=hashlib.sha256(conn.file).hexdigest()))
+    return dict(result, verdict=verdict, note=note, outcome=outcome(conn, stream), seconds=seconds, stream=stream,
                 status=conn.status.get(stream) if stream else None, rst=conn.rst.get(stream) if stream else None,
                 goaway=conn.goaway and {k: conn.goaway[k] for k in ("error", "last_stream", "debug", "t")},
-                closed_at=conn.closed_at, connection_alive_after=alive, frames_received=len(conn.frames),
-                frames=kept_frames(conn.frames),
+                closed_at=conn.closed_at, connection_alive_after=alive, flood=conn.flood,
+                frames_received=len(conn.frames), frames=kept_frames(conn.frames),
                 response=conn.bodies.get(stream, b"")[:1000].decode("latin-1") if stream else None,
                 http1=conn.other_bytes[:200].decode("latin-1") or None)
+
+
+def outcome(conn, stream):
+    """The server's answer without times, to pin: the stream's :status and RST_STREAM code, the
+    GOAWAY code, an HTTP/1.1 status line; "closed" (or "open") when there was none of those."""
+    facts = []
+    if stream and stream in conn.status:
+        facts.append(f"status {conn.status[stream]}")
+    if stream and stream in conn.rst:
+        facts.append(f"RST_STREAM {conn.rst[stream]}")
+    if conn.goaway:
+        facts.append(f"GOAWAY {conn.goaway['error']}")
+    if conn.other_bytes.startswith(b"HTTP/1."):
+        facts.append(" ".join(conn.other_bytes.split(b"\r\n", 1)[0].decode("latin-1").split(" ")[:2]))
+    return ", ".join(facts) or ("closed" if conn.closed_at else "open")
 
 
 def kept_frames(frames, head=30, tail=10):
@@ -1119,6 +1331,14 @@ def kept_frames(frames, head=30, tail=10):
     if len(frames) <= head + tail:
         return frames
     return frames[:head] + [dict(type=f"... {len(frames) - head - tail} more")] + frames[-tail:]
+
+
+def server_usage(pid):
+    """The server process's CPU seconds (user and system) and peak resident memory (KiB)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of stat(5)
+    peak = int(re.search(r"VmHWM:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
+    return ticks / os.sysconf("SC_CLK_TCK"), peak
 
 
 def server_footprint(pid):
@@ -1149,10 +1369,14 @@ def main():
     parser.add_argument("--sni", help="the server name to send and to verify (with --tls; also :authority)")
     parser.add_argument("--path", default="/upload", help="where the POSTs go (default /upload)")
     parser.add_argument("--case", action="append", help="run only this case (repeatable)")
+    parser.add_argument("--tag", action="store_true", help="send each case's requests to --path?case=NAME")
+    parser.add_argument("--http1-port", type=int, help="the server's port that speaks HTTP/1.1 only (the h2c "
+                        "Upgrade case; without it, n/a)")
     parser.add_argument("--json", action="store_true", help="one JSON object per case, and a summary")
     parser.add_argument("--list", action="store_true", help="list the cases and what RFC 9113 requires")
     parser.add_argument("--pid", type=int, help="the server's process: its descriptors and RSS before and after "
-                        "the cases go into the summary")
+                        "the cases go into the summary, its CPU time and peak RSS growth over each case into "
+                        "the case's line")
     parser.add_argument("--deadline", type=float, default=10.0, help="seconds before a hanging case is ended")
     parser.add_argument("--slow-deadline", type=float, default=90.0,
                         help="seconds the idle and zero-window cases wait for the server's timeout")

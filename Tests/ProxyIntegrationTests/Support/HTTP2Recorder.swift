@@ -9,20 +9,21 @@ enum H2Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 /// A proxy with an h2c listener and a TLS one (ALPN `h2`, a certificate for `a.test`) in front
-/// of a raw recording upstream that never answers (`FakeUpstream(.silent)`), and
-/// `Resources/h2_frames.py` to send it exact frames.
+/// of a raw recording upstream that never answers (`FakeUpstream(.silent)`, unless told
+/// another behavior), and `Resources/h2_frames.py` to send it exact frames.
 struct HTTP2RecorderSetup {
     let certificates: TLSCertificates
     let recorder: FakeUpstream
     let proxy: ServerProcess
 
-    /// `yaml` is the configuration after `upstream:` (routes, timeouts).
-    init(_ yaml: String) throws {
+    /// `yaml` is the configuration after `upstream:` (routes, timeouts); `listeners` are more
+    /// `listen:` entries, after the h2c and the TLS one.
+    init(_ yaml: String, upstream: FakeUpstream.Behavior = .silent, listeners: [String] = []) throws {
         certificates = try TLSCertificates()
         let leaf = try certificates.leaf("a.test")
-        recorder = try FakeUpstream(.silent)
+        recorder = try FakeUpstream(upstream)
         proxy = try startListeners(
-            ["{ address: 127.0.0.1:0, http2: { h2c: true } }", tlsListener([leaf])],
+            ["{ address: 127.0.0.1:0, http2: { h2c: true } }", tlsListener([leaf])] + listeners,
             "upstream: \(recorder.url)\n" + yaml, workers: 1)
     }
 

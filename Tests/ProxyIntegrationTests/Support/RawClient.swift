@@ -180,6 +180,8 @@ final class FakeUpstream: @unchecked Sendable {
     private var received: [UInt8] = []
     /// What each accepted connection received, in accept order.
     private var perConnection: [[UInt8]] = []
+    /// Whether each accepted connection was closed (or reset) by the peer, in accept order.
+    private var perConnectionClosed: [Bool] = []
     private var closedCount = 0
     private let behavior: Behavior
     private var running = true
@@ -222,6 +224,10 @@ final class FakeUpstream: @unchecked Sendable {
     var connections: Int { lock.withLock { perConnection.count } }
     /// What each connection received so far, in accept order.
     var streams: [[UInt8]] { lock.withLock { perConnection } }
+    /// What each connection received so far and whether the peer closed it, in accept order.
+    var connectionRecords: [(bytes: [UInt8], closed: Bool)] {
+        lock.withLock { Array(zip(perConnection, perConnectionClosed)).map { ($0, $1) } }
+    }
     /// Accepted connections that the peer has not closed (or reset) yet.
     var openConnections: Int { lock.withLock { perConnection.count - closedCount } }
 
@@ -231,6 +237,7 @@ final class FakeUpstream: @unchecked Sendable {
             if client < 0 { return }
             let index = lock.withLock {
                 perConnection.append([])
+                perConnectionClosed.append(false)
                 return perConnection.count - 1
             }
             Thread { [unowned self] in self.serve(client, index: index) }.start()
@@ -240,7 +247,10 @@ final class FakeUpstream: @unchecked Sendable {
     private func serve(_ client: Int32, index: Int) {
         defer {
             close(client)
-            lock.withLock { closedCount += 1 }
+            lock.withLock {
+                closedCount += 1
+                perConnectionClosed[index] = true
+            }
         }
         var buffer = [UInt8](repeating: 0, count: 65536)
         var seen = 0
