@@ -144,7 +144,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             case .goaway(let lastStreamID, _):
                 machine.goAwayReceived(lastStreamID: lastStreamID)
             case .terminating:
-                break
+                machine.sessionTerminating(now: now, actions: &actions)
             }
             run()
         }

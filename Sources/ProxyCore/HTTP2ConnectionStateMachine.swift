@@ -149,6 +149,16 @@ public struct HTTP2ConnectionStateMachine<Sink: RequestBodySink> {
         if socketOutput > settings.highWater { close(now: now, actions: &actions) }
     }
 
+    /// The session wrote a GOAWAY with an error code (a connection error libnghttp2 found by
+    /// itself: an RST_STREAM or PING of the wrong length, a PUSH_PROMISE from the client):
+    /// every stream's exchange ends as the client's leaving (its upstream aborted), and the
+    /// connection closes once the GOAWAY is written, not after `timeouts.idle`.
+    public mutating func sessionTerminating(now: Int64, actions: inout ActionBuffer) {
+        guard phase != .closed, !phase.isClosing else { return }
+        endAllStreams(now: now, &actions)
+        phase = .closing(nil)
+    }
+
     /// The client sent GOAWAY: streams up to `lastStreamID` finish; the session says when
     /// it is done (`flushed`).
     public mutating func goAwayReceived(lastStreamID: Int32) {

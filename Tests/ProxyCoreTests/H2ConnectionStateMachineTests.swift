@@ -173,6 +173,22 @@ import Testing
         #expect(harness.closed)
     }
 
+    /// libnghttp2 found a connection error itself (an RST_STREAM of the wrong length) and
+    /// wrote its GOAWAY: open streams end at once (499, upstream aborted), and the connection
+    /// closes once that GOAWAY is out, not after `timeouts.idle`.
+    @Test func aGoAwayTheSessionSentItselfEndsEveryStreamAndTheConnection() {
+        let harness = H2Harness()
+        harness.request(1, fields: [("content-length", "9")])
+        harness.upstreamConnects(1)
+        harness.sessionTerminating()
+        #expect(harness.exchangeRecords.map(\.status) == [499])
+        #expect(harness.shell(1).aborted == 1)
+        #expect(harness.goAways.isEmpty, "the session's own GOAWAY is the one that goes")
+        #expect(!harness.closed)
+        harness.flushed()
+        #expect(harness.closed)
+    }
+
     @Test func aFailedReceiveClosesAtOnceWhenTheClientDoesNotRead() {
         let harness = H2Harness()
         harness.receiveFailed(flood: true, socketOutput: 1 << 20)

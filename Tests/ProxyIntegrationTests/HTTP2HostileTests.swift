@@ -50,6 +50,32 @@ import Testing
         #expect(
             (summary["rss_kib_after"] as? Int ?? .max) - (summary["rss_kib_before"] as? Int ?? 0) < 16 * 1024)
         Self.checkUpstream(setup, results, pinned)
+        Self.checkLog(setup, pinned)
+    }
+
+    /// The access-log statuses of the cases that pin them: a stream a connection error ended
+    /// is logged as the client's leaving (499) when the GOAWAY goes, not as a 408 once
+    /// `timeouts.idle` has passed.
+    static func checkLog(_ setup: HTTP2RecorderSetup, _ pinned: [String: HostileExpectation]) {
+        for (name, expectation) in pinned.sorted(by: { $0.key < $1.key }) where !expectation.logged.isEmpty {
+            // Each stream's line is written when its exchange ends; the wait ends at the first.
+            // (A stream ended before its upstream connection was ready has no request id
+            // upstream to find its line by.)
+            guard UpstreamRecord.all(setup.recorder).contains(where: { $0.caseName == name }) else {
+                continue
+            }
+            var statuses: [Int] = []
+            _ = eventually {
+                let ids = Set(
+                    UpstreamRecord.all(setup.recorder).filter { $0.caseName == name }.compactMap(\.requestID))
+                statuses = setup.proxy.accessLog.filter { ($0["id"] as? String).map(ids.contains) == true }
+                    .compactMap { $0["status"] as? Int }
+                return !statuses.isEmpty
+            }
+            #expect(
+                !statuses.isEmpty && statuses.allSatisfy(expectation.logged.contains),
+                "\(name): logged \(statuses), pinned \(expectation.logged)")
+        }
     }
 
     /// Runs every case once (the script's own waits are events; its deadlines only end a case
@@ -130,6 +156,9 @@ struct HostileExpectation {
     var outcomes: [String]
     /// The methods of the requests the upstream must receive whole, re-framed.
     var whole: [String]
+    /// The methods of requests it may receive whole, or not (a connection error may end them
+    /// before they were all sent).
+    var maybe: [String]
     /// Whether aborted partial requests are allowed upstream.
     var partial: Bool
     /// At most this many more whole GETs, of streams the client reset once sent.
@@ -137,18 +166,22 @@ struct HostileExpectation {
     var maxAccepted: Int?
     var maxCPUSeconds: Double?
     var maxPeakGrowthKiB: Int?
+    /// The access-log statuses allowed for the case's streams (none pinned: any).
+    var logged: [Int]
 
     init(_ entry: [String: Any]) {
         verdict = entry["verdict"] as? String ?? "?"
         outcomes = entry["outcome"] as? [String] ?? [entry["outcome"] as? String ?? "?"]
         let upstream = entry["upstream"] as? [String: Any] ?? [:]
         whole = upstream["whole"] as? [String] ?? []
+        maybe = upstream["maybe"] as? [String] ?? []
         partial = upstream["partial"] as? Bool ?? false
         cancelled = upstream["cancelled"] as? Int ?? 0
         let bounds = entry["bounds"] as? [String: Any] ?? [:]
         maxAccepted = bounds["accepted"] as? Int
         maxCPUSeconds = (bounds["cpu_seconds"] as? NSNumber)?.doubleValue
         maxPeakGrowthKiB = bounds["peak_rss_growth_kib"] as? Int
+        logged = entry["logged"] as? [Int] ?? []
     }
 
     /// Every case's expectation, by name.

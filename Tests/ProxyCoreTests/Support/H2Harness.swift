@@ -136,6 +136,11 @@ final class H2Harness: ActionTransport {
         execute()
     }
 
+    func sessionTerminating() {
+        machine.sessionTerminating(now: now, actions: &actions)
+        execute()
+    }
+
     func receiveFailed(flood: Bool, socketOutput: Int = 0) {
         machine.receiveFailed(flood: flood, socketOutput: socketOutput, now: now, actions: &actions)
         execute()

@@ -11,6 +11,9 @@ struct UpstreamRecord {
     /// Whether the connection it came on is closed.
     let connectionClosed: Bool
 
+    /// The request's `X-Request-Id` (the proxy's access-log `id`), once its head arrived.
+    let requestID: String?
+
     /// The method of the request line.
     var method: String { String(requestLine.prefix { $0 != " " }) }
 
@@ -18,6 +21,15 @@ struct UpstreamRecord {
     var caseName: String? {
         guard let range = requestLine.range(of: "case=") else { return nil }
         return String(requestLine[range.upperBound...].prefix { $0 != "&" && $0 != " " })
+    }
+
+    /// The `X-Request-Id` value of a head among `bytes`, if it arrived whole.
+    static func requestID(in bytes: ArraySlice<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let head = text.range(of: "\r\n\r\n"),
+            let field = text[..<head.lowerBound].range(of: "\r\nX-Request-Id: ")
+        else { return nil }
+        return String(text[field.upperBound...].prefix { $0 != "\r\n" })
     }
 
     /// Every request `recorder` holds, connection by connection in accept order.
@@ -32,7 +44,7 @@ struct UpstreamRecord {
                     UpstreamRecord(
                         requestLine: String(decoding: piece.prefix { $0 != 0x0D }, as: UTF8.self),
                         request: length == nil ? nil : RecordedRequest(piece),
-                        connectionClosed: connection.closed))
+                        connectionClosed: connection.closed, requestID: requestID(in: piece)))
                 rest = rest.dropFirst(piece.count)
             }
             return records
