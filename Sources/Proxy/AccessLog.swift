@@ -52,31 +52,33 @@ final class AccessLog: @unchecked Sendable {
         }
         line.key("identity")
         line.string(record.identity)
-        if let multipart = record.multipart {
-            line.key("anomalies")
-            line.beginArray()
-            for name in multipart.anomalies { line.string(name) }
-            line.endArray()
-            line.key("parts")
-            line.beginArray()
-            for part in multipart.parts { Self.write(part, to: &line) }
-            line.endArray()
-            line.key("injected")
-            line.beginArray()
-            for name in multipart.injected { line.string(name) }
-            line.endArray()
-            if !multipart.providers.isEmpty {
-                line.key("providers")
-                line.beginArray()
-                for provider in multipart.providers { line.string(provider) }
-                line.endArray()
-                line.key("object_key")
-                line.string(multipart.objectKey)
-            }
-        }
+        if let multipart = record.multipart { Self.write(multipart, to: &line) }
         line.key("error")
         line.string(record.error)
         emit(&line)
+    }
+
+    /// The multipart body's fields of a line: anomalies, parts, injected fields, providers.
+    private static func write(_ multipart: AccessRecord.Multipart, to line: inout JSONLine) {
+        line.key("anomalies")
+        line.beginArray()
+        for name in multipart.anomalies { line.string(name) }
+        line.endArray()
+        line.key("parts")
+        line.beginArray()
+        for part in multipart.parts { write(part, to: &line) }
+        line.endArray()
+        line.key("injected")
+        line.beginArray()
+        for name in multipart.injected { line.string(name) }
+        line.endArray()
+        guard !multipart.providers.isEmpty else { return }
+        line.key("providers")
+        line.beginArray()
+        for provider in multipart.providers { line.string(provider) }
+        line.endArray()
+        line.key("object_key")
+        line.string(multipart.objectKey)
     }
 
     private static func write(_ part: AccessRecord.Part, to line: inout JSONLine) {

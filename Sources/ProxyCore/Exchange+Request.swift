@@ -129,17 +129,10 @@ extension Exchange {
         var available = readableBodyBytes(input.count)
         var blocked = false
         while available > 0 {
-            let waiting = buffered(sink, actions)
-            if pendingLength != nil, waiting > Self.maxStagedBeforeFile {
-                return fail(stagedTooMuch, date: date, now: now, actions: &actions)
+            if let error = stagedTooMuch(sink, actions) {
+                return fail(error, date: date, now: now, actions: &actions)
             }
-            if destination != .spool, pendingLength == nil, waiting > settings.highWater {
-                blocked = true
-                break
-            }
-            // A spool whose writes lag behind pauses like a backed-up hashing queue (below);
-            // its signal brings `hashingProgressed`.
-            if spooled, sink.spoolBacklogged {
+            if mustWait(sink, actions) {
                 blocked = true
                 break
             }
@@ -166,14 +159,33 @@ extension Exchange {
             if rulesWantPause { break }
             if decoder.payloadBytes == before { break }
         }
-        if clientInputClosed, !blocked {
-            // A FIN before the body was whole: nothing more will come.
-            return clientGone(now: now, actions: &actions)
-        }
+        readSoFar(blocked: blocked, sink: sink, now: now, actions: &actions)
+    }
+
+    /// What the client sent so far has been forwarded (or waits, `blocked`): a FIN before the
+    /// body was whole is the client leaving; else the upstream is connected once, and client
+    /// reads follow the backpressure.
+    mutating func readSoFar(blocked: Bool, sink: Sink, now: Int64, actions: inout ActionBuffer) {
+        if clientInputClosed, !blocked { return clientGone(now: now, actions: &actions) }
         if upstream == .none, !spooled { connectUpstream(now: now, actions: &actions) }
         adjustClientReads(
             waiting: buffered(sink, actions), spoolBacklogged: spooled && sink.spoolBacklogged,
             now: now, &actions)
+    }
+
+    /// A stream body whose length waits for its file's head has staged more than it may.
+    func stagedTooMuch(_ sink: Sink, _ actions: ActionBuffer) -> ProxyError? {
+        pendingLength != nil && buffered(sink, actions) > Self.maxStagedBeforeFile ? stagedTooMuch : nil
+    }
+
+    /// Whether forwarding waits: more than the high watermark waits for the upstream, or a
+    /// spool's writes lag behind (its signal brings `hashingProgressed`, as a backed-up hashing
+    /// queue's does).
+    func mustWait(_ sink: Sink, _ actions: ActionBuffer) -> Bool {
+        if destination != .spool, pendingLength == nil, buffered(sink, actions) > settings.highWater {
+            return true
+        }
+        return spooled && sink.spoolBacklogged
     }
 
     /// Client reads are paused exactly while more than the high watermark waits for the

@@ -58,16 +58,7 @@ public enum UpstreamRequestHead {
         if let boundary {
             headers.set(name: contentTypeName, value: multipartPrefix + boundary)
         }
-        if let earlier {
-            var forwarded: [UInt8] = []
-            forwarded.reserveCapacity(earlier.count + 2 + client.count)
-            forwarded.append(contentsOf: earlier)
-            forwarded.append(contentsOf: listSeparator)
-            forwarded.append(contentsOf: client)
-            headers.set(name: forwardedForName, value: forwarded)
-        } else {
-            headers.set(name: forwardedForName, value: client)
-        }
+        setForwardedFor(&headers, earlier: earlier, client: client)
         headers.set(name: forwardedProtoName, value: secure ? https : http)
         if let originalHost {
             headers.append(name: forwardedHostName, value: originalHost)
@@ -90,5 +81,16 @@ public enum UpstreamRequestHead {
         // Host first, then the fields in order.
         headers.prepend(name: hostName, value: target.authorityBytes)
         return RequestHead(method: request.method, target: request.target, version: .http11, headers: headers)
+    }
+
+    /// `X-Forwarded-For`: the client's address after the list the request brought, if any.
+    static func setForwardedFor(_ headers: inout HeaderFields, earlier: ArraySlice<UInt8>?, client: [UInt8]) {
+        guard let earlier else { return headers.set(name: forwardedForName, value: client) }
+        var forwarded: [UInt8] = []
+        forwarded.reserveCapacity(earlier.count + 2 + client.count)
+        forwarded.append(contentsOf: earlier)
+        forwarded.append(contentsOf: listSeparator)
+        forwarded.append(contentsOf: client)
+        headers.set(name: forwardedForName, value: forwarded)
     }
 }
