@@ -6,8 +6,10 @@ Inputs (`make robustness` produces them all, see the Makefile):
 - .build/robustness/fuzz-report.json: one `make fuzz` run (scripts/fuzz.sh) of every target,
   each until at least ROBUSTNESS_MIN_FUZZ_RUNS executions (default 10,000,000);
 - .build/robustness/tests/: the robustness suites (FaultTests, ProtocolTests,
-  HostileCorpusTests, DescriptorLimitTests) run by `scripts/provenance.py run tests`, with the
-  figures they wrote to .build/test-figures;
+  HostileCorpusTests, DescriptorLimitTests; for HTTP/2, TLS and auth HTTP2HostileTests,
+  HTTP2RecorderTests, HTTP2AmplificationTests, TLSRecordLayerTests, TLSTransportTests,
+  AuthHostileTests) run by `scripts/provenance.py run tests`, with the figures they wrote to
+  .build/test-figures;
 - .build/robustness/conformance/: Tests/Conformance/matrix.py, the same way;
 - .build/soak-report.json: `make soak`, at least ROBUSTNESS_MIN_SOAK_SECONDS long (default
   1800: the 30-minute soak);
@@ -244,6 +246,21 @@ lines += ["## Faults", "",
           "- Half-closing clients get their answer; a FIN before the body is whole is a 499 and the upstream never "
           "sees a closing delimiter. A slow (1 MiB/s) upstream: bounded RSS. Connection cap: clients past it wait, "
           "established ones are served. SIGTERM during a 256 MiB upload: it completes, exit 0.", ""]
+
+lines += ["## HTTP/2, TLS and auth", "",
+          "Passed in the run above (and in every `make test`), each judged by what a raw recording upstream "
+          "received:", "",
+          "- `HTTP2HostileTests`: every case of `Tests/ProxyIntegrationTests/Resources/h2_hostile.py` (malformed "
+          "heads, floods of every frame kind, HPACK amplification, stream-id exhaustion, PRIORITY floods and "
+          "self-dependency, rapid reset, h2c Upgrade on a rules route) meets the verdict pinned in "
+          "`h2_hostile_expected.json`; the upstream gets nothing, an aborted partial, or exactly the re-framed "
+          "request, as pinned; floods are cut within twice their budget and 1 CPU second.",
+          "- `HTTP2RecorderTests`, `HTTP2AmplificationTests`: silent streams time out, bodies that disagree with "
+          "their length never reach the upstream whole, a header block that never ends closes the connection, "
+          "output the client does not read stops its reading.",
+          "- `TLSRecordLayerTests`, `TLSTransportTests`: OpenSSL's record layer: records cut anywhere, KeyUpdates, a "
+          "tampered record (bad_record_mac), renegotiation refused, a record cut short does not hold its worker.",
+          "- `AuthHostileTests`: the hostile auth corpus (`Tests/Fixtures/hostile-auth`).", ""]
 
 cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
 passed = sum(1 for c in conformance["cells"] if c["ok"])
