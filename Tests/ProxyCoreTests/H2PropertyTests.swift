@@ -71,7 +71,12 @@ import Testing
         case 90..<92: harness.drain()
         case 92..<94: harness.headersTooLarge(nextID + 100)
         case 94..<96: harness.malformed(id)
-        case 96..<97: harness.receiveFailed(flood: Bool.random(using: &random))
+        case 96..<97:
+            if Bool.random(using: &random) {
+                harness.receiveFailed(flood: Bool.random(using: &random))
+            } else {
+                harness.sessionTerminating()
+            }
         default: harness.flushed(sessionDone: true)
         }
     }
