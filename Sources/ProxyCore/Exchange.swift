@@ -73,12 +73,6 @@ public struct Exchange<Sink: RequestBodySink> {
         case spoolWrites
     }
 
-    /// Whether one side's reads go on.
-    enum Flow: Equatable {
-        case flowing
-        case paused
-    }
-
     /// Where a rewritten body waits before it goes upstream.
     enum BodyStore: Equatable {
         /// Nowhere: it streams (chunked, or under a declared length).
@@ -166,11 +160,14 @@ public struct Exchange<Sink: RequestBodySink> {
     var upstreamActivity: Int64 = 0
     /// Timers this exchange has armed and not seen fire or cancelled.
     var timers = TimerSet()
-    /// Whether this exchange reads the client (`.paused`: backpressure, a held request).
-    var clientReads = Flow.flowing
-    /// Whether this exchange reads the upstream (`.paused`: the client's output is over the
-    /// high watermark; it reads on after `clientDrained`).
-    var upstreamReads = Flow.flowing
+    /// Whether this exchange has paused the client's reads (backpressure, a held request; the
+    /// host sets it when its reads were paused before the exchange began). A flow state, read
+    /// by the hosts on every event: stored, so reading it through the host's optional never
+    /// copies the exchange.
+    public internal(set) var clientReadsPaused = false
+    /// Whether this exchange has paused the upstream's reads (the client's output is over the
+    /// high watermark): it reads on after `clientDrained`.
+    public internal(set) var upstreamReadsPaused = false
     /// Whether the client may send more of the request (set by the host when the client had
     /// finished before the exchange began; see `clientFinishedSending`).
     public var clientSending = ClientSending.open
@@ -265,19 +262,6 @@ public struct Exchange<Sink: RequestBodySink> {
     public func owns(_ id: TimerID) -> Bool { timers.contains(id) }
 
     // MARK: client reads
-
-    /// Whether this exchange has paused the client's reads (the host sets it when its reads
-    /// were paused before the exchange began).
-    public internal(set) var clientReadsPaused: Bool {
-        get { clientReads == .paused }
-        set { clientReads = newValue ? .paused : .flowing }
-    }
-
-    /// Whether this exchange has paused the upstream's reads.
-    public internal(set) var upstreamReadsPaused: Bool {
-        get { upstreamReads == .paused }
-        set { upstreamReads = newValue ? .paused : .flowing }
-    }
 
     /// Whether the client sends nothing more, on HTTP/1.1 (its FIN: there is nothing to
     /// resume reading). An HTTP/2 stream that ended may still hold DATA to read.

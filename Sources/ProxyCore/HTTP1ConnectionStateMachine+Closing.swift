@@ -33,8 +33,9 @@ extension HTTP1ConnectionStateMachine {
             return outputPending
         case .open:
             if outputPending { return true }
-            guard let exchange else { return !halfClosed }
-            return exchange.readsBody && !exchange.clientReadsPaused && !halfClosed
+            // Read through the optional, never bound: `guard let` copied the whole exchange.
+            guard exchange != nil else { return !halfClosed }
+            return exchange!.readsBody && !exchange!.clientReadsPaused && !halfClosed
         }
     }
 
@@ -52,7 +53,7 @@ extension HTTP1ConnectionStateMachine {
 
     /// A timer fired: the connection's own, or the current exchange's.
     public mutating func timer(_ id: TimerID, levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
-        if let exchange, exchange.owns(id) {
+        if exchange?.owns(id) == true {
             let date = currentDate(now)
             self.exchange!.timer(id, date: date, now: now, actions: &actions)
             return settle(levels, now: now, actions: &actions)
