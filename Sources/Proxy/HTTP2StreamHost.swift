@@ -33,7 +33,9 @@ extension HTTP2StreamHost: ExchangeHost {
     func execute() { connection.execute() }
 
     var clientOutput: EvBuffer { connection.streamOutput.buffer }
-    var isServing: Bool { !connection.closed && connection.machine.isServing(id) }
+    /// The machine ignores the events of a stream whose exchange ended; its upstream is no
+    /// longer `io.upstream` then (released or aborted), nor after the stream closed.
+    var isServing: Bool { !connection.closed }
 
     func report(_ event: ExchangeIOEvent) {
         connection.machine.exchangeIO(

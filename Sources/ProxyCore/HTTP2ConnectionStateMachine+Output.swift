@@ -48,7 +48,7 @@ extension HTTP2ConnectionStateMachine {
         if sessionDone, activeCount == 0, !phase.isClosing { phase = .closing(nil) }
         if phase.isClosing, socketOutput == 0 { return close(now: now, actions: &actions) }
         let isStalled =
-            outputHeld || (queuedOutbound > 0 && streams.contains { id, _ in io.isStalled(id) })
+            outputHeld || (queuedOutbound > 0 && streams.containsID(where: io.isStalled))
         if !isStalled {
             stalledSince = nil
             timers.cancel(.stall, &actions)

@@ -37,11 +37,13 @@ extension HTTP2ConnectionStateMachine {
         guard phase != .closed, !streams.contains(id) else { return }
         settings = newest
         guard let (head, framing) = translate(id, request, now: now, &actions) else { return }
-        let exchange = Exchange<Sink>(
-            head: head, framing: framing, settings: settings,
-            requestID: Hex.random(words: 2, using: &random), client: client, secure: secure,
-            clientProtocol: .http2(streamID: id), now: now)
-        streams.insert(StreamState(exchange: exchange), for: id)
+        streams.insert(
+            StreamState(
+                exchange: Exchange<Sink>(
+                    head: head, framing: framing, settings: settings,
+                    requestID: Hex.random(words: 2, using: &random), client: client, secure: secure,
+                    clientProtocol: .http2(streamID: id), now: now)),
+            for: id)
         activeCount += 1
         let date = currentDate(now)
         let tools = tools
@@ -60,13 +62,14 @@ extension HTTP2ConnectionStateMachine {
         _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         guard phase != .closed else { return }
-        let running = streams.update(id) { state -> Bool in
+        // In place (`update`): a read copies the stream's whole state out of the table.
+        let running = streams.update(id) { state -> (active: Bool, paused: Bool) in
             if let taken = io.takenCount(id) { state.taken = Int64(taken) }
-            return state.phase == .active
+            return (state.phase == .active, state.exchange.clientReadsPaused)
         }
         guard let running else { return }
-        guard running else { return actions.append(.discardStreamInput(id)) }
-        guard streams.read(id, { !$0.exchange.clientReadsPaused }) == true else { return }
+        guard running.active else { return actions.append(.discardStreamInput(id)) }
+        guard !running.paused else { return }
         processInput(id, streams: io, now: now, actions: &actions)
     }
 
@@ -123,7 +126,8 @@ extension HTTP2ConnectionStateMachine {
     public mutating func streamClosed(_ id: Int32, now: Int64, actions: inout ActionBuffer) {
         guard phase != .closed else { return }
         onStream(id, taken: nil, settle: false, &actions) { $0.clientGone(now: now, actions: &$1) }
-        guard let (rest, running) = streams.read(id, { ($0.taken - $0.consumed, $0.phase == .active) }) else {
+        guard let (rest, running) = streams.update(id, { ($0.taken - $0.consumed, $0.phase == .active) })
+        else {
             return
         }
         if running { activeCount -= 1 }
