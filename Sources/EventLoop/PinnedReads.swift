@@ -34,15 +34,16 @@ public final class PinnedReads {
         self.limit = limit
     }
 
-    /// Takes everything `socket` has read and passes it to `body` chunk by chunk, in order;
+    /// Takes everything `input` holds (a socket's input; `footprint`: the memory its chains
+    /// take, `BufferedSocket.inputFootprint`) and passes it to `body` chunk by chunk, in order;
     /// returns what `body` threw, after which the rest is dropped.
     public func feed<Failure: Error>(
-        _ socket: BufferedSocket, to body: (UnsafeRawBufferPointer) throws(Failure) -> Void
+        _ input: EvBuffer, footprint: Int, to body: (UnsafeRawBufferPointer) throws(Failure) -> Void
     ) -> Failure? {
         let block = spare ?? ReadBlock(owner: self)
         spare = nil
-        block.footprint = max(socket.inputFootprint, socket.input.count)
-        socket.input.moveAll(to: block.storage.buffer)
+        block.footprint = max(footprint, input.count)
+        input.moveAll(to: block.storage.buffer)
         self.block = block
         defer { release() }
         var failure: Failure?

@@ -77,7 +77,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     func socketReadable(_ socket: BufferedSocket) {
         guard !closed else { return }
-        let failure = reads.feed(socket, to: session.receive)
+        let failure = reads.feed(socket.input, footprint: socket.inputFootprint, to: session.receive)
         dispatchEvents()
         if let failure {
             machine.receiveFailed(
