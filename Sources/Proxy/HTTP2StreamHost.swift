@@ -1,8 +1,6 @@
 import EventLoop
 import HTTP2
-import HTTPIO
 import ProxyCore
-import UploadRules
 
 /// One HTTP/2 stream's I/O: the request body as the session delivers it, and its exchange's
 /// upstream connection, spools and auth check. Its events go to the connection's state
