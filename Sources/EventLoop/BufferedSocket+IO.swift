@@ -225,10 +225,12 @@ extension BufferedSocket {
             return self.report(report)
         }
         var length = evbuffer_get_length(inputBuffer)
+        if length == 0 { inputFootprint = 0 }
         var received = 0
         var failure: SocketEvents?
         reading: while (readHigh <= 0 || length < readHigh) && received < Self.maxReadPerWake {
             let want = readHigh > 0 ? min(readSize, readHigh - length) : readSize
+            inputFootprint += Self.chainFootprint(want)
             switch transport.read(fd, into: inputBuffer, limit: want) {
             case .moved(let count, let drained):
                 length += count
@@ -262,6 +264,12 @@ extension BufferedSocket {
         // re-arming within the turn would still cost an epoll_ctl per wake-up.
         if received > 0 { delegate?.socketReadable(self) }
         updateReadEvent()
+    }
+
+    /// The most a reservation of `count` bytes allocates: libevent's chain for it, the request
+    /// and the chain's header (less than 256 bytes) rounded up to a power of two.
+    static func chainFootprint(_ count: Int) -> Int {
+        1 << (Int.bitWidth - (max(count, 768) + 255).leadingZeroBitCount)
     }
 
     /// Input was consumed while reading was paused at the watermark.

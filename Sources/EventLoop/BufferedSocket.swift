@@ -247,6 +247,10 @@ public final class BufferedSocket {
 
     /// Bytes received and not yet consumed (empty after `close()`).
     public var input: EvBuffer { EvBuffer(inputBuffer) }
+    /// At most the memory the input's chains take: what the reads since the input was last
+    /// found empty reserved, each rounded up as libevent sizes a new chain (the request and
+    /// its header, to a power of two). A read that ended short leaves its chain partly empty.
+    public internal(set) var inputFootprint = 0
     /// Bytes queued for sending.
     public var output: EvBuffer { EvBuffer(outputBuffer) }
 

@@ -22,6 +22,10 @@ public struct HTTP2Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// Whether libnghttp2 considers the session unusable after this error.
     public var isFatal: Bool { nghttp2_is_fatal(code) != 0 }
 
+    /// Whether the peer flooded the session (frames it provoked without reading their
+    /// answers, too many CONTINUATION frames) rather than breaking the protocol.
+    public var isFlood: Bool { code == Self.flooded || code == Self.tooManyContinuations }
+
     /// The operation, libnghttp2's message and the code.
     public var description: String {
         "\(operation): \(String(cString: nghttp2_strerror(code))) (\(code))"

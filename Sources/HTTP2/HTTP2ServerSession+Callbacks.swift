@@ -190,6 +190,7 @@ extension HTTP2ServerSession {
         switch builder.finish() {
         case .head(let head):
             stream.phase = .open
+            stream.inboundSink = inboundSinks?(streamID)
             enqueue(.request(streamID: streamID, head: head, endStream: endStream))
         case .malformed(let reason):
             refuse(streamID, reason)

@@ -151,6 +151,15 @@ public final class HTTP2ServerSession {
         stream.taken += stream.inbound.pop(into: &sink, maxCount: .max)
     }
 
+    /// Where each request's DATA goes from its head on: asked once per valid request head,
+    /// before its `.request` event is queued, so none of its body waits in the session (one
+    /// copy fewer than `deliverInbound` after the event). A `nil` answer, or none set, queues
+    /// the DATA for `readInbound`. Called from within `receive`: it must not call the session.
+    public var inboundSinks: ((_ streamID: Int32) -> (any ByteSink)?)?
+
+    /// Whether the session is done: it neither reads nor has anything to write.
+    public var isDone: Bool { !wantsRead && !wantsWrite }
+
     /// The request body bytes of `streamID` handed to the caller so far (read, or written to
     /// its sink); `nil` once the session forgot the stream.
     public func takenCount(streamID: Int32) -> Int? {

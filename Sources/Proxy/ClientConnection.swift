@@ -110,39 +110,32 @@ final class ClientConnection: BufferedSocketDelegate {
 extension ClientConnection: ExchangeHost {
     var clientOutput: EvBuffer { socket.output }
 
-    func reportUpstreamConnected() {
-        machine.upstreamConnected(levels: levels, now: now, actions: &actions)
-    }
-
-    func reportUpstreamReadable() {
-        guard let upstream = io.upstream else { return }
-        machine.upstreamReadable(input: upstream.socket.input, levels: levels, now: now, actions: &actions)
-    }
-
-    func reportUpstreamFailed(_ failure: UpstreamFailure) {
-        if let upstream = io.upstream {
-            machine.upstreamFailed(
-                failure, input: upstream.socket.input, levels: levels, now: now, actions: &actions)
-        } else {
-            machine.upstreamFailed(failure, input: NoBytes(), levels: levels, now: now, actions: &actions)
-        }
-    }
-
     var isServing: Bool { !closed }
 
-    func reportUpstreamWritable() {
-        machine.upstreamWritable(levels: levels, now: now, actions: &actions)
-    }
-
-    /// A held check's verdict arrived.
-    func reportVerdict(_ index: Int, _ verdict: Verdict) {
-        guard !closed else { return }
-        machine.verdict(
-            index, verdict, input: socket.input, sink: sink, levels: levels, now: now, actions: &actions)
-    }
-
-    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?) {
-        guard !closed else { return }
-        machine.fileVerdict(hold, decision, sink: sink, levels: levels, now: now, actions: &actions)
+    func report(_ event: ExchangeIOEvent) {
+        switch event {
+        case .upstreamConnected:
+            machine.upstreamConnected(levels: levels, now: now, actions: &actions)
+        case .upstreamWritable:
+            machine.upstreamWritable(levels: levels, now: now, actions: &actions)
+        case .upstreamReadable:
+            guard let upstream = io.upstream else { return }
+            machine.upstreamReadable(
+                input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+        case .upstreamFailed(let failure):
+            if let upstream = io.upstream {
+                machine.upstreamFailed(
+                    failure, input: upstream.socket.input, levels: levels, now: now, actions: &actions)
+            } else {
+                machine.upstreamFailed(failure, input: NoBytes(), levels: levels, now: now, actions: &actions)
+            }
+        case .verdict(let index, let verdict):
+            guard !closed else { return }
+            machine.verdict(
+                index, verdict, input: socket.input, sink: sink, levels: levels, now: now, actions: &actions)
+        case .fileVerdict(let hold, let decision):
+            guard !closed else { return }
+            machine.fileVerdict(hold, decision, sink: sink, levels: levels, now: now, actions: &actions)
+        }
     }
 }

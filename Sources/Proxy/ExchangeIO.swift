@@ -18,18 +18,8 @@ protocol ExchangeHost: UpstreamOwner {
     var clientOutput: EvBuffer { get }
     /// Whether the host still serves its exchange (not closed, not finished).
     var isServing: Bool { get }
-    /// The upstream connection is ready (a pooled one, at once).
-    func reportUpstreamConnected()
-    /// The upstream drained what was queued for it.
-    func reportUpstreamWritable()
-    /// The upstream's buffered input should be looked at again.
-    func reportUpstreamReadable()
-    /// The upstream connection could not be had or failed.
-    func reportUpstreamFailed(_ failure: UpstreamFailure)
-    /// A held check's verdict arrived.
-    func reportVerdict(_ index: Int, _ verdict: Verdict)
-    /// The verdict on an inspected file arrived (`nil`: it cannot be had).
-    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?)
+    /// Reports `event` to the state machine (its actions are queued, not executed).
+    func report(_ event: ExchangeIOEvent)
     /// Executes the actions the events queued.
     func execute()
 }
@@ -37,19 +27,19 @@ protocol ExchangeHost: UpstreamOwner {
 extension ExchangeHost {
     func upstreamConnected(_ upstream: UpstreamConnection) {
         guard isServing, upstream === io.upstream else { return }
-        reportUpstreamConnected()
+        report(.upstreamConnected)
         execute()
     }
 
     func upstreamWritable(_ upstream: UpstreamConnection) {
         guard isServing, upstream === io.upstream else { return }
-        reportUpstreamWritable()
+        report(.upstreamWritable)
         execute()
     }
 
     func upstreamReadable(_ upstream: UpstreamConnection) {
         guard isServing, upstream === io.upstream else { return }
-        reportUpstreamReadable()
+        report(.upstreamReadable)
         execute()
     }
 
@@ -62,7 +52,7 @@ extension ExchangeHost {
         let failure: UpstreamFailure =
             events.contains(.endOfFile) && !events.contains(.error)
             ? .closed(tlsError: tlsError) : .error(tlsError: tlsError)
-        reportUpstreamFailed(failure)
+        report(.upstreamFailed(failure))
         execute()
     }
 
@@ -78,7 +68,7 @@ extension ExchangeHost {
                 clientTLS: request.secure, tls: io.worker.pool.clientTLS()
             ) { [unowned self] answer in
                 self.io.authCheck = nil
-                self.reportVerdict(index, service.verdict(for: answer, request: request))
+                self.report(.verdict(index: index, service.verdict(for: answer, request: request)))
                 self.execute()
             }
         }
@@ -87,7 +77,7 @@ extension ExchangeHost {
     /// An inspected file ended: its inspection is asked. No inspection speaks to an outside
     /// service yet (none is configurable): it fails closed, at once.
     func consult(file request: FileVerdictRequest, _ inspection: any FileInspection) {
-        reportFileVerdict(request.hold, nil)
+        report(.fileVerdict(request.hold, nil))
     }
 }
 
@@ -152,9 +142,9 @@ final class ExchangeIO {
             let connection = try worker.pool.acquire(target, owner: host)
             upstream = connection
             connection.socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
-            if connection.isConnected { host.reportUpstreamConnected() }
+            if connection.isConnected { host.report(.upstreamConnected) }
         } catch {
-            host.reportUpstreamFailed(.unreachable(error.detail))
+            host.report(.upstreamFailed(.unreachable(error.detail)))
         }
     }
 
@@ -174,7 +164,7 @@ final class ExchangeIO {
             guard evbuffer_add_file(output.raw, fd, offset, part.size - offset) == 0 else {
                 spool = nil
                 fileSpool = nil
-                host.reportUpstreamFailed(.spoolSend)
+                host.report(.upstreamFailed(.spoolSend))
                 return
             }
         }

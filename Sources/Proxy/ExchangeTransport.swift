@@ -57,7 +57,7 @@ extension ExchangeTransport {
 
     func processUpstreamInput() {
         guard let host = currentHost, host.io.upstream != nil else { return }
-        host.reportUpstreamReadable()
+        host.report(.upstreamReadable)
     }
 
     func releaseUpstream() { currentHost?.io.releaseUpstream() }

@@ -54,13 +54,7 @@ extension HTTP2Connection: ExchangeTransport {
         if current == 0 { socket.setReading(reading) }
     }
 
-    func processClientInput() {
-        guard let stream = streams[current] else { return }
-        machine.processInput(
-            stream.id, input: stream.input.buffer, taken: stream.taken, sink: stream.sink,
-            levels: stream.levels,
-            now: now, actions: &actions)
-    }
+    func processClientInput() { machine.processInput(current, streams: self, now: now, actions: &actions) }
 
     /// A stream is ended by its outcome (the machine's resets), never by a connection close.
     func shutdownClientWrite() {}
@@ -107,13 +101,7 @@ extension HTTP2Connection: ExchangeTransport {
 
     func selectStream(_ id: Int32) { current = id }
 
-    func settleStream(_ id: Int32) {
-        guard let stream = streams[id] else { return }
-        machine.streamSettled(
-            id, input: stream.input.buffer, taken: stream.taken, sink: stream.sink, levels: stream.levels,
-            now: now,
-            actions: &actions)
-    }
+    func settleStream(_ id: Int32) { machine.streamSettled(id, streams: self, now: now, actions: &actions) }
 
     func consumeWindow(_ id: Int32, _ count: Int) { session.consume(streamID: id, count: count) }
 

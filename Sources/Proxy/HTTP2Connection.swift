@@ -1,6 +1,7 @@
 import Config
 import EventLoop
 import HTTP2
+import HTTPCore
 import HTTPIO
 import ProxyCore
 
@@ -24,11 +25,15 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     let session: HTTP2ServerSession
     var machine: HTTP2ConnectionStateMachine<BodySink>
     var actions = ActionBuffer()
-    /// The streams' I/O (input, upstream), by id.
+    /// The streams' I/O (input, upstream), by id: made when the session has a request's head.
     var streams = StreamTable<HTTP2StreamHost>()
+    /// The socket's reads, which the streams' inputs refer to rather than copy: as long as
+    /// they hold at most four reads of memory.
+    let reads = PinnedReads(limit: 4 * readHigh)
     /// Response bytes moved from an upstream on their way into the session (empty between
-    /// actions, so one serves every stream).
+    /// actions, so one serves every stream); and the input of a stream the shell has none for.
     let streamOutput = OwnedEvBuffer()
+    let noInput = OwnedEvBuffer()
     /// The stream the client actions being executed belong to (`ProxyAction.stream`).
     var current: Int32 = 0
     var timers: ConnectionTimers!
@@ -36,9 +41,6 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     /// something to send on it (`flush()`).
     var flushCall: DeferredCall?
     var closed = false
-    var flushing = false
-    /// A flush was asked for while one ran.
-    var flushAgain = false
 
     init(
         socket: BufferedSocket, peer: SocketAddress, secure: Bool, settings: ListenerConfig.HTTP2Settings,
@@ -60,6 +62,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             now: worker.base.nowMilliseconds, actions: &actions)
         timers = ConnectionTimers(base: base) { [unowned self] id in self.timerFired(id) }
         flushCall = DeferredCall(base: base) { [unowned self] in self.flushNow() }
+        session.inboundSinks = { [unowned self] id in self.openStream(id) }
         socket.delegate = self
         socket.setWatermarks(readHigh: Self.readHigh, writeLow: 0)
         socket.enable()
@@ -74,43 +77,38 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     func socketReadable(_ socket: BufferedSocket) {
         guard !closed else { return }
-        var failure: HTTP2Error?
-        socket.input.forEachChunk { chunk in
-            do throws(HTTP2Error) {
-                try session.receive(chunk)
-                return true
-            } catch {
-                failure = error
-                return false
-            }
-        }
-        socket.input.drain(socket.input.count)
+        let failure = reads.feed(socket.input, footprint: socket.inputFootprint, to: session.receive)
         dispatchEvents()
         if let failure {
-            let flood = failure.code == HTTP2Error.flooded || failure.code == HTTP2Error.tooManyContinuations
             machine.receiveFailed(
-                flood: flood, socketOutput: socket.output.count, now: now, actions: &actions)
+                flood: failure.isFlood, socketOutput: socket.output.count, now: now, actions: &actions)
         }
         machine.received(headerBlockOpen: session.receivingHeaderBlock, now: now, actions: &actions)
         execute()
     }
 
     func socketWritable(_ socket: BufferedSocket) {
+        handle { $0.socketDrained(socketOutput: socket.output.count, now: $1, actions: &$2) }
+    }
+
+    func socket(_ socket: BufferedSocket, events: SocketEvents) { close() }
+
+    private func timerFired(_ id: TimerID) { handle { $0.timer(id, now: $1, actions: &$2) } }
+
+    /// Reports an event of the connection's own to the machine, then executes its actions.
+    private func handle(
+        _ event: (inout HTTP2ConnectionStateMachine<BodySink>, Int64, inout ActionBuffer) -> Void
+    ) {
         guard !closed else { return }
-        machine.socketDrained(socketOutput: socket.output.count, now: now, actions: &actions)
+        event(&machine, now, &actions)
         execute()
     }
 
-    func socket(_ socket: BufferedSocket, events: SocketEvents) {
-        guard !closed else { return }
-        machine.close(now: now, actions: &actions)
-        execute()
-    }
-
-    private func timerFired(_ id: TimerID) {
-        guard !closed else { return }
-        machine.timer(id, now: now, actions: &actions)
-        execute()
+    /// A request's head is complete: its stream's DATA goes into the stream's input from now on.
+    private func openStream(_ id: Int32) -> any ByteSink {
+        let stream = HTTP2StreamHost(id: id, connection: self)
+        streams[id] = stream
+        return PinnedReadSink(stream.input, reads: reads)
     }
 
     /// Reports the session's events to the machine, each one's actions executed before the
@@ -119,62 +117,23 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         while !closed, let event = session.nextEvent() {
             switch event {
             case .request(let id, let head, let endStream):
-                startStream(id, head, endStream: endStream)
+                let request = HTTP2Request(
+                    method: head.method, path: head.path, authority: head.authority, fields: head.fields,
+                    endStream: endStream)
+                machine.requestHead(
+                    id, request, streams: self, settings: worker.settings, now: now, actions: &actions)
             case .malformed(let id, let reason):
                 machine.malformed(
                     id, detail: "malformed HTTP/2 request: \(reason)", now: now, actions: &actions)
-            case .headersTooLarge(let id):
-                machine.headersTooLarge(id, now: now, actions: &actions)
-            case .data(let id, _):
-                guard let stream = streams[id] else { continue }
-                machine.dataArrived(
-                    id, input: stream.input.buffer, taken: stream.taken, sink: stream.sink,
-                    levels: stream.levels,
-                    now: now, actions: &actions)
-            case .endStream(let id):
-                guard let stream = streams[id] else { continue }
-                machine.endStream(
-                    id, input: stream.input.buffer, taken: stream.taken, sink: stream.sink,
-                    levels: stream.levels,
-                    now: now, actions: &actions)
-            case .reset(let id, _):
-                machine.streamReset(id, now: now, actions: &actions)
-            case .closed(let id, _):
-                streamClosed(id)
-            case .goaway(let lastStreamID, _):
-                machine.goAwayReceived(lastStreamID: lastStreamID)
-            case .terminating:
-                machine.sessionTerminating(now: now, actions: &actions)
+            case .headersTooLarge(let id): machine.headersTooLarge(id, now: now, actions: &actions)
+            case .data(let id, _): machine.dataArrived(id, streams: self, now: now, actions: &actions)
+            case .endStream(let id): machine.endStream(id, streams: self, now: now, actions: &actions)
+            case .reset(let id, _): machine.streamReset(id, now: now, actions: &actions)
+            case .closed(let id, _): machine.streamClosed(id, now: now, actions: &actions)
+            case .goaway(let lastStreamID, _): machine.goAwayReceived(lastStreamID: lastStreamID)
+            case .terminating: machine.sessionTerminating(now: now, actions: &actions)
             }
             run()
-        }
-    }
-
-    /// A request's head arrived: its stream's DATA goes straight into the stream's input from
-    /// now on, and the machine starts its exchange (or refuses it).
-    private func startStream(_ id: Int32, _ head: HTTP2RequestHead, endStream: Bool) {
-        let stream = HTTP2StreamHost(id: id, connection: self)
-        streams[id] = stream
-        let request = HTTP2Request(
-            method: head.method, path: head.path, authority: head.authority, fields: head.fields,
-            endStream: endStream)
-        machine.requestHead(
-            id, request, input: stream.input.buffer, taken: stream.taken, sink: stream.sink,
-            levels: stream.levels,
-            settings: worker.settings, now: now, actions: &actions)
-        guard endStream else { return }
-        run()
-        machine.endStream(
-            id, input: stream.input.buffer, taken: stream.taken, sink: stream.sink, levels: stream.levels,
-            now: now, actions: &actions)
-    }
-
-    private func streamClosed(_ id: Int32) {
-        if let stream = streams[id] {
-            machine.streamClosed(
-                id, input: stream.input.buffer, taken: stream.taken, now: now, actions: &actions)
-        } else {
-            machine.streamClosed(id, input: NoBytes(), taken: nil, now: now, actions: &actions)
         }
     }
 
@@ -182,82 +141,49 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     /// Asks for the session's output to be written later on this loop iteration: the answers
     /// of the streams that became ready on one iteration go out together (one pass of the
-    /// session, one `writev`). A flush asked for while one runs makes that one go round again.
+    /// session, one `writev`). Asked while a pass runs, it makes another pass follow.
     func flush() {
-        guard !closed else { return }
-        guard !flushing else {
-            if session.wantsWrite { flushAgain = true }
-            return
-        }
-        flushCall?.schedule()
+        if !closed { flushCall?.schedule() }
     }
 
-    /// Writes what the session has to send; streams whose answer drained may read on.
+    /// Writes what the session has to send, unless the machine holds it back; streams whose
+    /// answer drained may read on.
     private func flushNow() {
         guard !closed else { return }
-        flushCall?.cancel()
-        flushing = true
-        defer { flushing = false }
-        repeat {
-            flushAgain = false
-            let held = machine.holdsOutput(socketOutput: socket.output.count, actions: &actions)
-            run()
-            if held || closed { break }
-            guard writeSession() else { return }
+        let held = machine.holdsOutput(socketOutput: socket.output.count, actions: &actions)
+        run()
+        if !held, !closed {
+            writeSession()
             // Frames sent can close streams (libnghttp2's own RST_STREAM for DATA past a
             // `content-length`): their exchanges hear of it now, not at the next read.
             dispatchEvents()
-            machine.sessionWrote(now: now, actions: &actions) { [session] in
-                session.outboundCount(streamID: $0)
-            }
+            machine.sessionWrote(streams: self, now: now, actions: &actions)
             run()
-        } while flushAgain && !closed
+        }
         guard !closed else { return }
         machine.flushed(
-            socketOutput: socket.output.count, sessionDone: !session.wantsRead && !session.wantsWrite,
-            queuedOutbound: session.queuedOutboundCount, now: now, actions: &actions
-        ) { [session] id in
-            session.outboundCount(streamID: id) > 0 && session.isPeerWindowClosed(streamID: id)
-        }
+            socketOutput: socket.output.count, sessionDone: session.isDone,
+            queuedOutbound: session.queuedOutboundCount, streams: self, now: now, actions: &actions)
         run()
     }
 
-    /// Writes the session's frames into the socket's output; `false` when the session broke
-    /// (the connection is closed).
-    @discardableResult
-    func writeSession() -> Bool {
+    /// Writes the session's frames into the socket's output; a session that broke closes the
+    /// connection.
+    func writeSession() {
         var output = socket.output
         do throws(HTTP2Error) {
-            _ = try session.writeOutput(into: &output)
-            return true
+            try session.writeOutput(into: &output)
         } catch {
             machine.close(now: now, actions: &actions)
             run()
-            return false
         }
     }
 
     /// The worker drains: a graceful GOAWAY; open streams finish.
-    func drain() {
-        guard !closed else { return }
-        machine.drain(now: now, actions: &actions)
-        execute()
-    }
+    func drain() { handle { $0.drain(now: $1, actions: &$2) } }
 
-    func hashingProgressed() {
-        guard !closed else { return }
-        for stream in streams.values {
-            machine.hashingProgressed(
-                stream.id, sink: stream.sink, levels: stream.levels, now: now, actions: &actions)
-            run()
-        }
-        flush()
-    }
+    func hashingProgressed() { handle { $0.hashingProgressed(streams: self, now: $1, actions: &$2) } }
 
-    /// Closes the connection (the worker stops).
-    func close() {
-        guard !closed else { return }
-        machine.close(now: now, actions: &actions)
-        execute()
-    }
+    /// Closes the connection (the socket failed or ended, or the worker stops).
+    func close() { handle { $0.close(now: $1, actions: &$2) } }
 }

@@ -1,8 +1,6 @@
 import EventLoop
 import HTTP2
-import HTTPIO
 import ProxyCore
-import UploadRules
 
 /// One HTTP/2 stream's I/O: the request body as the session delivers it, and its exchange's
 /// upstream connection, spools and auth check. Its events go to the connection's state
@@ -20,17 +18,6 @@ final class HTTP2StreamHost {
         self.id = id
         self.connection = connection
         io = ExchangeIO(worker: connection.worker)
-        // DATA goes straight into `input` from now on (what came before the head, now).
-        connection.session.deliverInbound(streamID: id, to: input)
-    }
-
-    var sink: BodySink { BodySink(io) }
-    /// What the session has written into `input` so far.
-    var taken: Int? { connection.session.takenCount(streamID: id) }
-    var levels: BufferLevels {
-        io.levels(
-            clientOutput: connection.streamOutput.buffer.count
-                + connection.session.outboundCount(streamID: id))
     }
 
     /// The stream is over: its DATA is no longer delivered, its exchange's I/O goes.
@@ -44,46 +31,26 @@ extension HTTP2StreamHost: ExchangeHost {
     func execute() { connection.execute() }
 
     var clientOutput: EvBuffer { connection.streamOutput.buffer }
-    var isServing: Bool { !connection.closed && connection.machine.isServing(id) }
+    /// The machine ignores the events of a stream whose exchange ended; its upstream is no
+    /// longer `io.upstream` then (released or aborted), nor after the stream closed.
+    var isServing: Bool { !connection.closed }
 
-    func reportUpstreamConnected() {
-        connection.machine.upstreamConnected(
-            id, levels: levels, now: connection.now, actions: &connection.actions)
-    }
-
-    func reportUpstreamWritable() {
-        connection.machine.upstreamWritable(
-            id, levels: levels, now: connection.now, actions: &connection.actions)
-    }
-
-    func reportUpstreamReadable() {
-        guard let upstream = io.upstream else { return }
-        connection.machine.upstreamReadable(
-            id, input: upstream.socket.input, levels: levels, now: connection.now,
+    func report(_ event: ExchangeIOEvent) {
+        connection.machine.exchangeIO(
+            id, event, upstream: io.upstream?.socket.input, streams: connection, now: connection.now,
             actions: &connection.actions)
     }
+}
 
-    func reportUpstreamFailed(_ failure: UpstreamFailure) {
-        if let upstream = io.upstream {
-            connection.machine.upstreamFailed(
-                id, failure, input: upstream.socket.input, levels: levels, now: connection.now,
-                actions: &connection.actions)
-        } else {
-            connection.machine.upstreamFailed(
-                id, failure, input: NoBytes(), levels: levels, now: connection.now,
-                actions: &connection.actions)
-        }
+/// The streams as the connection's state machine reads them.
+extension HTTP2Connection: HTTP2Streams {
+    func input(_ id: Int32) -> EvBuffer { (streams[id]?.input ?? noInput).buffer }
+    func takenCount(_ id: Int32) -> Int? { session.takenCount(streamID: id) }
+    func sink(_ id: Int32) -> BodySink { BodySink(streams[id]?.io ?? ExchangeIO(worker: worker)) }
+    func isStalled(_ id: Int32) -> Bool { session.isPeerWindowClosed(streamID: id) }
+
+    func levels(_ id: Int32) -> BufferLevels {
+        let queued = streamOutput.buffer.count + session.outboundCount(streamID: id)
+        return streams[id]?.io.levels(clientOutput: queued) ?? BufferLevels(clientOutput: queued)
     }
-
-    func reportVerdict(_ index: Int, _ verdict: Verdict) {
-        connection.machine.verdict(
-            id, index, verdict, input: input.buffer, sink: sink, levels: levels, now: connection.now,
-            actions: &connection.actions)
-    }
-
-    func reportFileVerdict(_ hold: HoldID, _ decision: HoldDecision?) {
-        connection.machine.fileVerdict(
-            id, hold, decision, sink: sink, levels: levels, now: connection.now, actions: &connection.actions)
-    }
-
 }

@@ -15,16 +15,18 @@ extension HTTP2ConnectionStateMachine {
     }
 
     /// The session wrote frames: a stream whose exchange paused its upstream for its queued
-    /// response reads on once that is at most the high watermark (`outbound`: a stream's
-    /// bytes still queued in the session).
-    public mutating func sessionWrote(now: Int64, actions: inout ActionBuffer, outbound: (Int32) -> Int) {
+    /// response reads on once that is at most the high watermark (the `clientOutput` of its
+    /// levels: its bytes still queued in the session).
+    public mutating func sessionWrote(
+        streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
+    ) {
         guard phase != .closed else { return }
         let highWater = settings.highWater
         var armed: Int64?
         streams.forEachStream { id, state in
-            guard state.phase == .active, state.exchange.upstreamReadsPaused, outbound(id) <= highWater else {
-                return
-            }
+            guard state.phase == .active, state.exchange.upstreamReadsPaused,
+                io.levels(id).clientOutput <= highWater
+            else { return }
             armed = Self.earliest(armed, state.run(id, &actions) { $0.clientDrained(now: now, actions: &$1) })
             actions.append(.settleStream(id))
         }
@@ -34,19 +36,19 @@ extension HTTP2ConnectionStateMachine {
     /// The shell wrote what it could. The connection closes when the session is done
     /// (`sessionDone`: it neither reads nor writes) and no stream runs, once the socket's
     /// output is written. A response that cannot go because the client keeps its window
-    /// closed (`stalled` for a stream, checked only when the session queues bytes:
+    /// closed (`HTTP2Streams.isStalled`, asked only when the session queues bytes:
     /// `queuedOutbound`), or output it does not read, starts the stall deadline: after
     /// `timeouts.idle` without progress the connection closes.
     public mutating func flushed(
-        socketOutput: Int, sessionDone: Bool, queuedOutbound: Int, now: Int64, actions: inout ActionBuffer,
-        stalled: (Int32) -> Bool
+        socketOutput: Int, sessionDone: Bool, queuedOutbound: Int, streams io: some HTTP2Streams<Sink>,
+        now: Int64, actions: inout ActionBuffer
     ) {
         guard phase != .closed else { return }
         _ = holdsOutput(socketOutput: socketOutput, actions: &actions)
         if sessionDone, activeCount == 0, !phase.isClosing { phase = .closing(nil) }
         if phase.isClosing, socketOutput == 0 { return close(now: now, actions: &actions) }
         let isStalled =
-            outputHeld || (queuedOutbound > 0 && streams.contains { id, _ in stalled(id) })
+            outputHeld || (queuedOutbound > 0 && streams.containsID(where: io.isStalled))
         if !isStalled {
             stalledSince = nil
             timers.cancel(.stall, &actions)

@@ -1,21 +1,21 @@
-public import HTTP1
+import HTTP1
 import HTTPCore
 
 extension HTTP2ConnectionStateMachine {
-    /// The shell executed stream `id`'s actions so far (`settleStream`); `input` holds what is
-    /// left of the DATA taken. DATA that waited while the exchange paused is read now (no other
-    /// frame may come to wake it while the stream's window is shut); what the exchange handed
-    /// on goes back to the window; an exchange that ended has its stream reset as its outcome
-    /// says, and what is left of its body dropped and given back.
+    /// The shell executed stream `id`'s actions so far (`settleStream`); its input holds what
+    /// is left of the DATA taken. DATA that waited while the exchange paused is read now (no
+    /// other frame may come to wake it while the stream's window is shut); what the exchange
+    /// handed on goes back to the window; an exchange that ended has its stream reset as its
+    /// outcome says, and what is left of its body dropped and given back.
     public mutating func streamSettled(
-        _ id: Int32, input: some ByteSource, taken: Int?, sink: Sink, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
+        _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         guard phase != .closed else { return }
         let date = currentDate(now)
+        let input = io.input(id)
         var armed: Int64?
         let result = streams.update(id) { state -> SettleResult in
-            if let taken { state.taken = Int64(taken) }
+            if let taken = io.takenCount(id) { state.taken = Int64(taken) }
             guard state.phase == .active else { return .idle }
             if state.exchange.outcome == nil, input.count > 0, state.exchange.readsBody,
                 !state.exchange.clientReadsPaused
@@ -24,7 +24,8 @@ extension HTTP2ConnectionStateMachine {
                 let before = actions.appendedCount
                 armed = state.run(id, &actions) {
                     $0.clientReadable(
-                        input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
+                        input: input, sink: io.sink(id), levels: io.levels(id), date: date, now: now,
+                        actions: &$1)
                 }
                 if actions.appendedCount > before + 1 || input.count != waiting {
                     actions.append(.settleStream(id))

@@ -1,6 +1,6 @@
 public import HTTP1
 public import HTTPCore
-public import UploadRules
+import UploadRules
 
 /// A request's head as an HTTP/2 stream carries it: the pseudo-header fields and the rest.
 public struct HTTP2Request: Sendable {
@@ -27,66 +27,74 @@ public struct HTTP2Request: Sendable {
 extension HTTP2ConnectionStateMachine {
     /// A request's head arrived on stream `id`: translated to the HTTP/1.1 head the exchange
     /// reads (or refused before one), then its exchange starts. The shell already hands the
-    /// stream's DATA to `input`; `taken` is how much (the session's count). An END_STREAM the
-    /// HEADERS carried is reported next, as `endStream`.
+    /// stream's DATA to its input (`streams`). An END_STREAM the HEADERS carried ends the
+    /// request at once.
     public mutating func requestHead(
-        _ id: Int32, _ request: HTTP2Request, input: some ByteSource, taken: Int?, sink: Sink,
-        levels: BufferLevels, settings newest: ProxySettings, now: Int64, actions: inout ActionBuffer
+        _ id: Int32, _ request: HTTP2Request, streams io: some HTTP2Streams<Sink>,
+        settings newest: ProxySettings,
+        now: Int64, actions: inout ActionBuffer
     ) {
         guard phase != .closed, !streams.contains(id) else { return }
         settings = newest
         guard let (head, framing) = translate(id, request, now: now, &actions) else { return }
-        let exchange = Exchange<Sink>(
-            head: head, framing: framing, settings: settings,
-            requestID: Hex.random(words: 2, using: &random), client: client, secure: secure,
-            clientProtocol: .http2(streamID: id), now: now)
-        streams.insert(StreamState(exchange: exchange), for: id)
+        streams.insert(
+            StreamState(
+                exchange: Exchange<Sink>(
+                    head: head, framing: framing, settings: settings,
+                    requestID: Hex.random(words: 2, using: &random), client: client, secure: secure,
+                    clientProtocol: .http2(streamID: id), now: now)),
+            for: id)
         activeCount += 1
         let date = currentDate(now)
         let tools = tools
-        onStream(id, taken: taken, &actions) {
+        onStream(id, taken: io.takenCount(id), &actions) {
+            let (input, sink, levels) = (io.input(id), io.sink(id), io.levels(id))
             $0.start(
                 input: input, sink: sink, levels: levels, tools: tools, date: date, now: now, actions: &$1)
+            guard request.endStream else { return }
+            $0.clientFinishedSending(
+                input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
         }
     }
 
-    /// DATA arrived on stream `id` (the session wrote it into `input`): the exchange reads it
+    /// DATA arrived on stream `id` (the session wrote it into its input): the exchange reads it
     /// unless it paused; a stream whose exchange ended drops it.
     public mutating func dataArrived(
-        _ id: Int32, input: some ByteSource, taken: Int?, sink: Sink, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
+        _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         guard phase != .closed else { return }
-        let running = streams.update(id) { state -> Bool in
-            if let taken { state.taken = Int64(taken) }
-            return state.phase == .active
+        // In place (`update`): a read copies the stream's whole state out of the table.
+        let running = streams.update(id) { state -> (active: Bool, paused: Bool) in
+            if let taken = io.takenCount(id) { state.taken = Int64(taken) }
+            return (state.phase == .active, state.exchange.clientReadsPaused)
         }
         guard let running else { return }
-        guard running else { return actions.append(.discardStreamInput(id)) }
-        guard streams.read(id, { !$0.exchange.clientReadsPaused }) == true else { return }
-        processInput(id, input: input, taken: taken, sink: sink, levels: levels, now: now, actions: &actions)
+        guard running.active else { return actions.append(.discardStreamInput(id)) }
+        guard !running.paused else { return }
+        processInput(id, streams: io, now: now, actions: &actions)
     }
 
     /// The exchange of stream `id` reads its input (`processClientInput`).
     public mutating func processInput(
-        _ id: Int32, input: some ByteSource, taken: Int?, sink: Sink, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
+        _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         let date = currentDate(now)
-        onStream(id, taken: taken, &actions) {
-            $0.clientReadable(input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
+        onStream(id, taken: io.takenCount(id), &actions) {
+            $0.clientReadable(
+                input: io.input(id), sink: io.sink(id), levels: io.levels(id), date: date, now: now,
+                actions: &$1)
         }
     }
 
     /// The client ended stream `id` (END_STREAM).
     public mutating func endStream(
-        _ id: Int32, input: some ByteSource, taken: Int?, sink: Sink, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
+        _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         let date = currentDate(now)
-        onStream(id, taken: taken, &actions) {
+        onStream(id, taken: io.takenCount(id), &actions) {
             $0.clientFinishedSending(
-                input: input, sink: sink, levels: levels, date: date, now: now, actions: &$1)
+                input: io.input(id), sink: io.sink(id), levels: io.levels(id), date: date, now: now,
+                actions: &$1)
         }
     }
 
@@ -116,12 +124,11 @@ extension HTTP2ConnectionStateMachine {
 
     /// The session forgot stream `id`: an exchange still running ends as the client's leaving,
     /// what its input holds is dropped and given back, and the shell drops the stream.
-    public mutating func streamClosed(
-        _ id: Int32, input: some ByteSource, taken: Int?, now: Int64, actions: inout ActionBuffer
-    ) {
+    public mutating func streamClosed(_ id: Int32, now: Int64, actions: inout ActionBuffer) {
         guard phase != .closed else { return }
-        onStream(id, taken: taken, settle: false, &actions) { $0.clientGone(now: now, actions: &$1) }
-        guard let (rest, running) = streams.read(id, { ($0.taken - $0.consumed, $0.phase == .active) }) else {
+        onStream(id, taken: nil, settle: false, &actions) { $0.clientGone(now: now, actions: &$1) }
+        guard let (rest, running) = streams.update(id, { ($0.taken - $0.consumed, $0.phase == .active) })
+        else {
             return
         }
         if running { activeCount -= 1 }
@@ -134,85 +141,70 @@ extension HTTP2ConnectionStateMachine {
 
     // MARK: exchange events routed by stream id
 
-    /// Stream `id`'s upstream connection is ready.
-    public mutating func upstreamConnected(
-        _ id: Int32, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
-    ) {
-        onStream(id, taken: nil, &actions) { $0.upstreamConnected(levels: levels, now: now, actions: &$1) }
-    }
-
-    /// Stream `id`'s upstream drained its output.
-    public mutating func upstreamWritable(
-        _ id: Int32, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
-    ) {
-        onStream(id, taken: nil, &actions) { $0.upstreamWritable(levels: levels, now: now, actions: &$1) }
-    }
-
-    /// Stream `id`'s upstream sent bytes.
-    public mutating func upstreamReadable(
-        _ id: Int32, input: some ByteSource, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
-    ) {
-        let date = currentDate(now)
-        onStream(id, taken: nil, &actions) {
-            $0.upstreamReadable(input: input, levels: levels, date: date, now: now, actions: &$1)
-        }
-    }
-
-    /// Stream `id`'s upstream connection failed or closed.
-    public mutating func upstreamFailed(
-        _ id: Int32, _ failure: UpstreamFailure, input: some ByteSource, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
-    ) {
-        let date = currentDate(now)
-        onStream(id, taken: nil, &actions) {
-            $0.upstreamFailed(failure, input: input, levels: levels, date: date, now: now, actions: &$1)
-        }
-    }
-
-    /// The verdict for hold `index` of stream `id`'s exchange arrived.
-    public mutating func verdict(
-        _ id: Int32, _ index: Int, _ verdict: Verdict, input: some ByteSource, sink: Sink,
-        levels: BufferLevels,
+    /// Stream `id`'s exchange I/O reported `event` (`upstream`: what its upstream connection
+    /// holds unread, if it has one).
+    public mutating func exchangeIO(
+        _ id: Int32, _ event: ExchangeIOEvent, upstream: (some ByteSource)?,
+        streams io: some HTTP2Streams<Sink>,
         now: Int64, actions: inout ActionBuffer
     ) {
-        let date = currentDate(now)
-        let tools = tools
+        let (date, tools) = (currentDate(now), tools)
         onStream(id, taken: nil, &actions) {
-            $0.verdict(
-                index, verdict, input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,
-                actions: &$1)
-        }
-    }
-
-    /// The verdict on an inspected file of stream `id`'s exchange arrived.
-    public mutating func fileVerdict(
-        _ id: Int32, _ hold: HoldID, _ decision: HoldDecision?, sink: Sink, levels: BufferLevels, now: Int64,
-        actions: inout ActionBuffer
-    ) {
-        let date = currentDate(now)
-        onStream(id, taken: nil, &actions) {
-            $0.fileVerdict(hold, decision, sink: sink, levels: levels, date: date, now: now, actions: &$1)
+            switch event {
+            case .upstreamConnected: $0.upstreamConnected(levels: io.levels(id), now: now, actions: &$1)
+            case .upstreamWritable: $0.upstreamWritable(levels: io.levels(id), now: now, actions: &$1)
+            case .upstreamReadable:
+                guard let upstream else { return }
+                $0.upstreamReadable(
+                    input: upstream, levels: io.levels(id), date: date, now: now, actions: &$1)
+            case .upstreamFailed(let failure):
+                guard let upstream else {
+                    return $0.upstreamFailed(
+                        failure, input: NoBytes(), levels: io.levels(id), date: date, now: now, actions: &$1)
+                }
+                $0.upstreamFailed(
+                    failure, input: upstream, levels: io.levels(id), date: date, now: now, actions: &$1)
+            case .verdict(let index, let verdict):
+                $0.verdict(
+                    index, verdict, input: io.input(id), sink: io.sink(id), levels: io.levels(id),
+                    tools: tools,
+                    date: date, now: now, actions: &$1)
+            case .fileVerdict(let hold, let decision):
+                $0.fileVerdict(
+                    hold, decision, sink: io.sink(id), levels: io.levels(id), date: date, now: now,
+                    actions: &$1)
+            }
         }
     }
 
     /// Stream `id`'s local responder progressed (`Exchange.localProgress`).
     public mutating func localProgress(
-        _ id: Int32, input: some ByteSource, now: Int64, actions: inout ActionBuffer
+        _ id: Int32, streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         let date = currentDate(now)
         onStream(id, taken: nil, &actions) {
-            $0.localProgress(input: input, date: date, now: now, actions: &$1)
+            $0.localProgress(input: io.input(id), date: date, now: now, actions: &$1)
         }
     }
 
-    /// The loop's hashing queue reported progress, told to stream `id`.
+    /// The loop's hashing queue reported progress: every running exchange hears of it.
     public mutating func hashingProgressed(
-        _ id: Int32, sink: Sink, levels: BufferLevels, now: Int64, actions: inout ActionBuffer
+        streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
+        guard phase != .closed else { return }
         let date = currentDate(now)
-        onStream(id, taken: nil, &actions) {
-            $0.hashingProgressed(sink: sink, levels: levels, date: date, now: now, actions: &$1)
+        var armed: Int64?
+        streams.forEachStream { id, state in
+            guard state.phase == .active else { return }
+            armed = Self.earliest(
+                armed,
+                state.run(id, &actions) {
+                    $0.hashingProgressed(
+                        sink: io.sink(id), levels: io.levels(id), date: date, now: now, actions: &$1)
+                })
+            actions.append(.settleStream(id))
         }
+        armStreamsTimer(armed, &actions)
     }
 
     // MARK: running a stream's exchange

@@ -84,16 +84,6 @@ public struct HTTP2ConnectionStateMachine<Sink: RequestBodySink> {
     /// Whether the connection is closed (the shell has executed or will execute `closeClient`).
     public var isClosed: Bool { phase == .closed }
 
-    /// Whether stream `id` has an exchange that runs.
-    public func isServing(_ id: Int32) -> Bool {
-        streams.read(id) { $0.phase == .active } ?? false
-    }
-
-    /// Whether stream `id`'s exchange paused its upstream's reads for its queued response.
-    public func waitsForClientDrain(_ id: Int32) -> Bool {
-        streams.read(id) { $0.phase == .active && $0.exchange.upstreamReadsPaused } ?? false
-    }
-
     /// The window credit of stream `id`: bytes taken from the session, and given back.
     public func credit(_ id: Int32) -> (taken: Int64, consumed: Int64)? {
         streams.read(id) { ($0.taken, $0.consumed) }

@@ -39,7 +39,8 @@ struct StreamSlots<Value> {
 
     func contains(_ id: Int32) -> Bool { slot(of: id) != nil }
 
-    /// Calls `body` with `id`'s value; `nil` when there is none.
+    /// Calls `body` with `id`'s value; `nil` when there is none. The value is copied out of the
+    /// table (a large one at some cost): where the table may be mutated, `update` reads in place.
     func read<Result>(_ id: Int32, _ body: (borrowing Value) -> Result) -> Result? {
         guard let slot = slot(of: id) else { return nil }
         return body(values[slot]!)
@@ -60,11 +61,11 @@ struct StreamSlots<Value> {
         }
     }
 
-    /// Whether any value satisfies `predicate`.
-    func contains(where predicate: (Int32, borrowing Value) -> Bool) -> Bool {
+    /// Whether any id satisfies `predicate`.
+    func containsID(where predicate: (Int32) -> Bool) -> Bool {
         guard count > 0 else { return false }
-        for slot in keys.indices where keys[slot] != 0 {
-            if predicate(keys[slot], values[slot]!) { return true }
+        for key in keys where key != 0 {
+            if predicate(key) { return true }
         }
         return false
     }

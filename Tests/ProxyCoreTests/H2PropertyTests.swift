@@ -127,10 +127,7 @@ import Testing
         case .none: break
         }
         if Int.random(in: 0..<4, using: &random) == 0 {
-            harness.machine.verdict(
-                id, 0, .release(), input: shell.clientInput, sink: harness.sink(id), levels: shell.levels,
-                now: harness.now,
-                actions: &harness.actions)
+            harness.exchangeIO(id, .verdict(index: 0, .release()))
             harness.execute()
         }
     }

@@ -33,6 +33,8 @@ final class H2Harness: ActionTransport {
     /// dropped and given back at once by the shell, outside the machine's credit.
     var undelivered: Set<Int32> = []
     var droppedAtOnce: [Int32: Int] = [:]
+    /// Streams whose response waits behind the client's window (`flushed`).
+    var stalled: Set<Int32> = []
     var socketReading = true
     var closed = false
     /// Actions that sent anything after the close.
@@ -71,12 +73,9 @@ final class H2Harness: ActionTransport {
         let request = HTTP2Request(
             method: method, path: path, authority: authority, fields: HeaderFields(fields),
             endStream: endStream)
-        let shell = shell(id)
-        machine.requestHead(
-            id, request, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels,
-            settings: settings, now: now, actions: &actions)
+        _ = shell(id)
+        machine.requestHead(id, request, streams: self, settings: settings, now: now, actions: &actions)
         execute()
-        if endStream { self.endStream(id) }
     }
 
     /// DATA on stream `id`: the session writes it into the stream's input.
@@ -84,28 +83,20 @@ final class H2Harness: ActionTransport {
         let shell = shell(id)
         guard !undelivered.contains(id) else {
             droppedAtOnce[id, default: 0] += Array(bytes).count
-            machine.dataArrived(
-                id, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels,
-                now: now,
-                actions: &actions)
+            machine.dataArrived(id, streams: self, now: now, actions: &actions)
             return execute()
         }
         let before = shell.clientInput.count
         shell.clientInput.append(contentsOf: bytes)
         taken[id, default: 0] += shell.clientInput.count - before
-        machine.dataArrived(
-            id, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels, now: now,
-            actions: &actions)
+        machine.dataArrived(id, streams: self, now: now, actions: &actions)
         execute()
     }
 
     func data(_ id: Int32, _ text: String) { data(id, Array(text.utf8)) }
 
     func endStream(_ id: Int32) {
-        let shell = shell(id)
-        machine.endStream(
-            id, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels, now: now,
-            actions: &actions)
+        machine.endStream(id, streams: self, now: now, actions: &actions)
         execute()
     }
 
@@ -116,7 +107,7 @@ final class H2Harness: ActionTransport {
 
     /// The session forgot stream `id`.
     func streamClosed(_ id: Int32) {
-        machine.streamClosed(id, input: shell(id).clientInput, taken: taken[id], now: now, actions: &actions)
+        machine.streamClosed(id, now: now, actions: &actions)
         execute()
     }
 
@@ -149,17 +140,14 @@ final class H2Harness: ActionTransport {
     /// The shell wrote the session's frames: `socketOutput` left unwritten, `queued` bytes
     /// still in the session for `stalled` streams whose window is closed.
     func flushed(socketOutput: Int = 0, sessionDone: Bool = false, stalled: Set<Int32> = []) {
+        self.stalled = stalled
         if !machine.holdsOutput(socketOutput: socketOutput, actions: &actions) {
-            machine.sessionWrote(now: now, actions: &actions) { [unowned self] id in
-                shells[id]?.clientOutput.count ?? 0
-            }
+            machine.sessionWrote(streams: self, now: now, actions: &actions)
         }
         execute()
         machine.flushed(
             socketOutput: socketOutput, sessionDone: sessionDone, queuedOutbound: stalled.isEmpty ? 0 : 1,
-            now: now,
-            actions: &actions
-        ) { stalled.contains($0) }
+            streams: self, now: now, actions: &actions)
         execute()
     }
 
@@ -181,16 +169,14 @@ final class H2Harness: ActionTransport {
     // MARK: exchange events
 
     func upstreamConnects(_ id: Int32) {
-        let shell = shell(id)
-        shell.upstream = .connected
-        machine.upstreamConnected(id, levels: shell.levels, now: now, actions: &actions)
+        shell(id).upstream = .connected
+        exchangeIO(id, .upstreamConnected)
         execute()
     }
 
     func upstreamDrains(_ id: Int32) {
-        let shell = shell(id)
-        shell.upstreamReadsAll()
-        machine.upstreamWritable(id, levels: shell.levels, now: now, actions: &actions)
+        shell(id).upstreamReadsAll()
+        exchangeIO(id, .upstreamWritable)
         execute()
     }
 
@@ -198,8 +184,7 @@ final class H2Harness: ActionTransport {
         let shell = shell(id)
         shell.upstreamInput.append(text)
         guard shell.upstreamReading, shell.upstream == .connected else { return }
-        machine.upstreamReadable(
-            id, input: shell.upstreamInput, levels: shell.levels, now: now, actions: &actions)
+        exchangeIO(id, .upstreamReadable)
         execute()
     }
 
@@ -219,6 +204,12 @@ final class H2Harness: ActionTransport {
             execute()
         }
         now = end
+    }
+
+    /// Reports `event` of stream `id`'s exchange I/O, as a stream host does.
+    func exchangeIO(_ id: Int32, _ event: ExchangeIOEvent) {
+        machine.exchangeIO(
+            id, event, upstream: shell(id).upstreamInput, streams: self, now: now, actions: &actions)
     }
 
     func execute() {
@@ -251,13 +242,7 @@ extension H2Harness {
         if current == 0 { socketReading = reading } else { currentShell?.setClientReading(reading) }
     }
 
-    func processClientInput() {
-        let id = current
-        let shell = shell(id)
-        machine.processInput(
-            id, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels, now: now,
-            actions: &actions)
-    }
+    func processClientInput() { machine.processInput(current, streams: self, now: now, actions: &actions) }
 
     func discardClientInput() { currentShell?.discardClientInput() }
 
@@ -280,12 +265,7 @@ extension H2Harness {
     func moveResponseBody(_ count: Int) { currentShell?.moveResponseBody(count) }
     func setUpstreamReading(_ reading: Bool) { currentShell?.setUpstreamReading(reading) }
 
-    func processUpstreamInput() {
-        let id = current
-        let shell = shell(id)
-        machine.upstreamReadable(
-            id, input: shell.upstreamInput, levels: shell.levels, now: now, actions: &actions)
-    }
+    func processUpstreamInput() { exchangeIO(current, .upstreamReadable) }
 
     func releaseUpstream() { currentShell?.releaseUpstream() }
     func abortUpstream() { currentShell?.abortUpstream() }
@@ -304,12 +284,7 @@ extension H2Harness {
 
     func selectStream(_ id: Int32) { current = id }
 
-    func settleStream(_ id: Int32) {
-        let shell = shell(id)
-        machine.streamSettled(
-            id, input: shell.clientInput, taken: taken[id], sink: sink(id), levels: shell.levels, now: now,
-            actions: &actions)
-    }
+    func settleStream(_ id: Int32) { machine.streamSettled(id, streams: self, now: now, actions: &actions) }
 
     func consumeWindow(_ id: Int32, _ count: Int) { consumed[id, default: 0] += count }
 
@@ -327,4 +302,12 @@ extension H2Harness {
     func goAway(_ code: GoAwayCode) { goAways.append(code) }
     func shutdownSession() { shutdowns += 1 }
     func flushSession() { sessionFlushes += 1 }
+}
+
+/// The streams' buffers as the machine reads them: each stream's `FakeShell`.
+extension H2Harness: HTTP2Streams {
+    func input(_ id: Int32) -> ArraySource { shell(id).clientInput }
+    func takenCount(_ id: Int32) -> Int? { taken[id] }
+    func levels(_ id: Int32) -> BufferLevels { shell(id).levels }
+    func isStalled(_ id: Int32) -> Bool { stalled.contains(id) }
 }
