@@ -4,8 +4,9 @@ import HTTPCore
 extension Exchange {
     /// The route is answered inside FormGate: its responder takes the request.
     mutating func startLocal(_ handler: any LocalHandler, now: Int64) {
-        local = handler.responder(
-            for: LocalRequest(head: head, route: route?.name ?? "", identity: identity, now: now))
+        local = LocalResponderBox(
+            handler.responder(
+                for: LocalRequest(head: head, route: route?.name ?? "", identity: identity, now: now)))
     }
 
     /// Hands the local responder what the client sent of the body, as much as it has room for;
@@ -14,18 +15,20 @@ extension Exchange {
         input: some ByteSource, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
         while outcome == nil, requestPhase == .reading {
-            if local!.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }
+            if local!.responder.answer != nil {
+                return answerLocally(date: date, now: now, actions: &actions)
+            }
             if decoder.isComplete {
                 if awaitsEndStream { return }
                 requestPhase = .done
-                local!.end(now: now)
+                local!.responder.end(now: now)
                 break
             }
-            let room = min(local!.room, readableBodyBytes(input.count))
+            let room = min(local!.responder.room, readableBodyBytes(input.count))
             guard room > 0 else { break }
             let before = decoder.payloadBytes
             do throws(HTTP1Error) {
-                _ = try input.decodeBody(&decoder, limit: room) { local!.body($0, now: now) }
+                _ = try input.decodeBody(&decoder, limit: room) { local!.responder.body($0, now: now) }
             } catch {
                 return fail(ProxyError(error), date: date, now: now, actions: &actions)
             }
@@ -33,8 +36,8 @@ extension Exchange {
             if decoder.payloadBytes == before, !decoder.isComplete { break }
         }
         guard outcome == nil else { return }
-        if local!.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }
-        if requestPhase == .reading, local!.room == 0 {
+        if local!.responder.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }
+        if requestPhase == .reading, local!.responder.room == 0 {
             pauseClientReads(&actions)
         } else {
             resumeClientReads(now: now, &actions)
@@ -49,12 +52,12 @@ extension Exchange {
         if requestPhase == .reading {
             return readLocalBody(input: input, date: date, now: now, actions: &actions)
         }
-        if local!.answer != nil { answerLocally(date: date, now: now, actions: &actions) }
+        if local!.responder.answer != nil { answerLocally(date: date, now: now, actions: &actions) }
     }
 
     /// Sends the local answer and ends the exchange.
     private mutating func answerLocally(date: [UInt8], now: Int64, actions: inout ActionBuffer) {
-        guard let answer = local!.answer else { return }
+        guard let answer = local!.responder.answer else { return }
         let bodyRead = requestPhase.bodyRead
         if !bodyRead {
             requestPhase = .done
@@ -89,5 +92,15 @@ extension Exchange {
             })
         finish(status: answer.status, now: now, actions: &actions)
         outcome = .complete(keepAlive: keepAlive, linger: !bodyRead)
+    }
+}
+
+/// A local responder held by reference (`Exchange.local`): the responder is a value the
+/// exchange drives; the box keeps it out of the exchange's inline storage.
+final class LocalResponderBox {
+    var responder: any LocalResponder
+
+    init(_ responder: any LocalResponder) {
+        self.responder = responder
     }
 }

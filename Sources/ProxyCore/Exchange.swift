@@ -152,8 +152,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// The multipart type of a body the route rewrites (read from the head).
     var bodyType: MediaType?
     var upstream = UpstreamPhase.none
-    /// A route answered inside FormGate: its responder for this request (`Exchange+Local`).
-    var local: (any LocalResponder)?
+    /// A route answered inside FormGate: its responder for this request (`Exchange+Local`),
+    /// boxed, so a copy of the exchange is a retain.
+    var local: LocalResponderBox?
     var response = ResponsePhase.awaitingHead(ResponseHeadReader(limit: 64 * 1024))
     var upstreamStartedAt: Int64 = 0
     /// The last upstream progress (for the lazily re-armed response timer).

@@ -9,7 +9,11 @@ public import UploadRules
 /// input and reading pauses); the responder's answer goes to the client as the exchange's
 /// response, through the same actions as an upstream's (a head and body on HTTP/1.1; HEADERS,
 /// DATA and END_STREAM on HTTP/2). Nothing goes upstream.
-public protocol LocalHandler: Sendable {
+///
+/// Class-bound: a route (and so every exchange on it) holds it as one reference. An opaque
+/// existential held inline made every copy of an `Exchange` call a value witness the
+/// optimizer cannot remove.
+public protocol LocalHandler: AnyObject, Sendable {
     /// The responder for one request the route's checks admitted.
     func responder(for request: LocalRequest) -> any LocalResponder
 }

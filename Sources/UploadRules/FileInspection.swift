@@ -6,7 +6,10 @@
 ///
 /// The generalisation of the digest hold (`RulePipeline+Holds`): a digest hold is released
 /// when the hashing threads finish, an inspection hold when its verdict arrives.
-public protocol FileInspection: Sendable {
+///
+/// Class-bound: the rules (and so every exchange on the route) hold it as one reference, not as
+/// an opaque existential whose copies the optimizer cannot remove.
+public protocol FileInspection: AnyObject, Sendable {
     /// Whether the file part `part` (as forwarded: its name, filename and content type) is
     /// inspected.
     func inspects(_ part: PartLogRecord) -> Bool

@@ -3,8 +3,12 @@ import Testing
 import UploadRules
 
 /// An inspection that judges every file part, answered by the test.
-struct EveryFileInspection: FileInspection {
-    var timeoutMilliseconds: Int64 = 5_000
+final class EveryFileInspection: FileInspection {
+    let timeoutMilliseconds: Int64
+
+    init(timeoutMilliseconds: Int64 = 5_000) {
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
 
     func inspects(_ part: PartLogRecord) -> Bool { true }
 }
