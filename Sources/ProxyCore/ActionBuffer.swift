@@ -48,6 +48,22 @@ public struct ActionBuffer: ByteSink, Sendable {
         if kept < actions.count { actions.removeSubrange(kept...) }
     }
 
+    /// Whether actions not yet taken move request body bytes of HTTP/2 stream `id`: those
+    /// after its `stream(id)`, or before any `stream` action (the stream being executed's).
+    /// While they are pending, the stream's input still holds bytes its exchange has already
+    /// claimed, and must not be read again.
+    public func movesPending(forStream id: Int32) -> Bool {
+        var stream: Int32?
+        for index in cursor..<actions.count {
+            switch actions[index] {
+            case .stream(let other): stream = other
+            case .moveRequestBody: if stream == nil || stream == id { return true }
+            default: break
+            }
+        }
+        return false
+    }
+
     /// Whether every action was taken.
     public var isEmpty: Bool { cursor == actions.count }
 

@@ -17,8 +17,10 @@ extension HTTP2ConnectionStateMachine {
         let result = streams.update(id) { state -> SettleResult in
             if let taken = io.takenCount(id) { state.taken = Int64(taken) }
             guard state.phase == .active else { return .idle }
+            // A settle queued before another batch of this stream's moves must not read the
+            // input those moves will take: that batch's own settle reads after them.
             if state.exchange.outcome == nil, input.count > 0, state.exchange.readsBody,
-                !state.exchange.clientReadsPaused
+                !state.exchange.clientReadsPaused, !actions.movesPending(forStream: id)
             {
                 let waiting = input.count
                 let before = actions.appendedCount
