@@ -42,6 +42,9 @@ import Testing
 
     private func check(_ harness: H2Harness, seed: Int) {
         #expect(harness.sentAfterClose == 0, "seed \(seed): sent after close")
+        for (id, shell) in harness.shells {
+            #expect(shell.overdrawn == 0, "seed \(seed): stream \(id) moved bytes its input did not hold")
+        }
         for (id, given) in harness.consumed {
             #expect(given <= harness.taken[id] ?? 0, "seed \(seed): stream \(id) given back \(given) > taken")
         }

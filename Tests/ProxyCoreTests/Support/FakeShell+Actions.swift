@@ -30,7 +30,9 @@ extension FakeShell: ActionTransport {
 
     func moveRequestBody(_ count: Int, to destination: BodyDestination) {
         if closed { sentAfterClose += 1 }
-        let bytes = clientInput.remove(count)
+        // A move of more than the input holds: the exchange claimed bytes twice.
+        if count > clientInput.count { overdrawn += 1 }
+        let bytes = clientInput.remove(min(count, clientInput.count))
         if destination == .upstream { upstreamOutput += bytes } else { staging += bytes }
     }
 

@@ -94,6 +94,8 @@ final class FakeShell {
     var shutDown = false
     /// Actions that wrote or moved bytes after the connection was closed.
     var sentAfterClose = 0
+    /// Moves of request body bytes the client's input did not hold.
+    var overdrawn = 0
     /// Every action executed, in order (for assertions on the sequence).
     var log: [String] = []
     /// HTTP/2: the response heads sent on the stream, in order.
