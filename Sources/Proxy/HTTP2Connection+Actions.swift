@@ -49,7 +49,7 @@ extension HTTP2Connection: ExchangeTransport {
     func endClientStream() { session.endStream(streamID: current) }
 
     /// Stream 0: the socket. A stream's DATA is handed to its exchange as the exchange's own
-    /// view says (`clientReadsPaused`), and its window opens only as bytes are handed on.
+    /// view says (`client.readsPaused`), and its window opens only as bytes are handed on.
     func setClientReading(_ reading: Bool) {
         if current == 0 { socket.setReading(reading) }
     }

@@ -1,15 +1,9 @@
 public import UploadRules
 
 extension Exchange {
-    /// Inspected files that ended (`FileInspection`): each one's verdict is asked for, with a
-    /// deadline; its final byte and everything after it wait in the rules' holds meanwhile.
+    /// Inspected files that ended: their verdicts are asked for (`ExchangeRequest.consultInspections`).
     mutating func consultFileInspections(now: Int64, actions: inout ActionBuffer) {
-        guard multipart != nil, let inspection = route?.rules.inspection else { return }
-        for request in multipart!.rewriter.takeVerdictRequests() {
-            timers.start(
-                .fileVerdict(request.hold.rawValue), at: now + inspection.timeoutMilliseconds, &actions)
-            actions.append(.consultFile(request, inspection))
-        }
+        request.consultInspections(route?.rules.inspection, now: now, timers: &timers, &actions)
     }
 
     /// The verdict on an inspected file arrived: a release lets its held output go (and the
@@ -20,16 +14,18 @@ extension Exchange {
         now: Int64,
         actions: inout ActionBuffer
     ) {
-        guard outcome == nil, multipart != nil, timers.contains(.fileVerdict(hold.rawValue)) else { return }
+        guard outcome == nil, request.multipart != nil, timers.contains(.fileVerdict(hold.rawValue)) else {
+            return
+        }
         timers.cancel(.fileVerdict(hold.rawValue), &actions)
         guard let decision else {
             return fail(
                 ProxyError(.verdictTimeout, detail: "the file inspection cannot be consulted"), date: date,
                 now: now, actions: &actions)
         }
-        multipart!.direct(to: routed(sink), chunked: chunksDestination)
-        multipart!.rewriter.decide(hold, decision)
-        if let refusal = multipart!.rewriter.refusal {
+        request.multipart!.direct(to: routed(sink), chunked: chunksDestination)
+        request.multipart!.rewriter.decide(hold, decision)
+        if let refusal = request.multipart!.rewriter.refusal {
             return fail(ProxyError(refusal), date: date, now: now, actions: &actions)
         }
         hashingProgressed(sink: sink, levels: levels, date: date, now: now, actions: &actions)

@@ -14,23 +14,9 @@ extension Exchange {
             outcome = .closeNow
             return
         }
-        if clientProtocol.isHTTP2 {
-            let answer = ErrorResponse.make(error, request: head, requestID: requestID, date: date)
-            let bodiless = answer.body.isEmpty
-            actions.append(
-                .respondClient(
-                    StreamResponseHead(status: answer.status, headers: answer.headers, endsStream: bodiless)))
-            if !bodiless {
-                record.bytesOut += Int64(
-                    actions.sendClient { out in answer.body.withUnsafeBytes { out.write($0) } })
-                actions.append(.endClientStream)
-            }
-        } else {
-            record.bytesOut += Int64(
-                actions.sendClient {
-                    ErrorResponse.write(error, request: head, requestID: requestID, date: date, into: &$0)
-                })
-        }
+        record.bytesOut += ExchangeResponse.answerError(
+            error, request: head, requestID: requestID, http2: clientProtocol.isHTTP2, date: date,
+            actions: &actions)
         finish(status: error.status, now: now, actions: &actions)
         outcome = .refused
     }
@@ -39,11 +25,20 @@ extension Exchange {
     /// more; logged as 499.
     public mutating func clientGone(now: Int64, actions: inout ActionBuffer) {
         guard outcome == nil else { return }
-        record.error = "client closed the connection"
-        closeNowReset = nil
+        client.closeNowReset = nil
+        endUnanswered(
+            .closeNow, status: 499, error: "client closed the connection", now: now, actions: &actions)
+    }
+
+    /// Ends the exchange unanswered with `outcome`, logged as `status` with `error`; the
+    /// upstream, if any, is aborted.
+    mutating func endUnanswered(
+        _ outcome: Outcome, status: Int, error: String, now: Int64, actions: inout ActionBuffer
+    ) {
+        record.error = error
         endUpstream(reusable: false, &actions)
-        finish(status: 499, now: now, actions: &actions)
-        outcome = .closeNow
+        finish(status: status, now: now, actions: &actions)
+        self.outcome = outcome
     }
 
     /// The client finished sending, on either transport: an HTTP/2 END_STREAM (the input
@@ -57,10 +52,8 @@ extension Exchange {
             return clientEndedStream(
                 input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
         }
-        clientSending = .finished
-        connectionMayPersist = false
-        clientReadsPaused = true
-        guard outcome == nil, requestPhase == .reading else { return }
+        client.finishedSending()
+        guard outcome == nil, request.phase == .reading else { return }
         readBody(input: input, sink: sink, levels: levels, date: date, now: now, actions: &actions)
     }
 
@@ -69,48 +62,46 @@ extension Exchange {
         _ failure: UpstreamFailure, input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
-        guard outcome == nil, upstream == .connecting || upstream == .ready || upstreamCarries else {
-            return
-        }
-        if case .closed = failure, case .body(_, let decoder, _) = response, decoder.endsAtClose {
+        guard outcome == nil, upstream.held else { return }
+        if case .closed = failure, response.endsAtClose {
             relayResponse(
                 input: input, levels: levels, ignoringWatermark: true, date: date, now: now, actions: &actions
             )
             return completeResponse(reusable: false, now: now, actions: &actions)
         }
-        let error = failure.error(connecting: upstream == .connecting)
+        let error = failure.error(connecting: upstream.phase == .connecting)
         fail(error, date: date, now: now, actions: &actions)
     }
 
-    /// A timer of this exchange fired.
+    /// A timer of this exchange fired: the upstream's response timer is re-armed lazily
+    /// (progress only moves the deadline; a paused upstream is not silent), the idle timer
+    /// judges the client (`clientIdleTimedOut`), the others end the exchange with their error.
     public mutating func timer(_ id: TimerID, date: [UInt8], now: Int64, actions: inout ActionBuffer) {
         guard timers.fired(id), outcome == nil else { return }
         switch id {
-        case .upstreamConnect:
-            fail(
-                ProxyError(.upstreamTimeout, detail: "upstream connect timed out"), date: date, now: now,
-                actions: &actions)
         case .upstreamResponse:
-            // Re-armed lazily: progress only moves the deadline; a paused upstream is not silent.
-            if upstreamReadsPaused { upstreamActivity = now }
-            let due = upstreamActivity + settings.timeouts.upstreamResponse
+            if upstreamReadsPaused { upstream.activity = now }
+            let due = upstream.activity + settings.timeouts.upstreamResponse
             guard now >= due else { return timers.start(.upstreamResponse, at: due, &actions) }
-            fail(
-                ProxyError(.upstreamTimeout, detail: "upstream did not answer in time"), date: date, now: now,
-                actions: &actions)
-        case .verdict:
-            fail(
-                ProxyError(.verdictTimeout, detail: "a request check did not answer in time"), date: date,
-                now: now,
-                actions: &actions)
-        case .fileVerdict:
-            fail(
-                ProxyError(.verdictTimeout, detail: "a file inspection did not answer in time"), date: date,
-                now: now, actions: &actions)
         case .idle:
-            clientIdleTimedOut(date: date, now: now, actions: &actions)
-        case .header, .linger, .stall, .streams:
+            return clientIdleTimedOut(date: date, now: now, actions: &actions)
+        default:
             break
+        }
+        if let error = id.exchangeExpiry { fail(error, date: date, now: now, actions: &actions) }
+    }
+}
+
+extension TimerID {
+    /// The error an exchange ends with when this timer expires (`nil`: not an exchange's, or
+    /// judged by the exchange itself).
+    var exchangeExpiry: ProxyError? {
+        switch self {
+        case .upstreamConnect: ProxyError(.upstreamTimeout, detail: "upstream connect timed out")
+        case .upstreamResponse: ProxyError(.upstreamTimeout, detail: "upstream did not answer in time")
+        case .verdict: ProxyError(.verdictTimeout, detail: "a request check did not answer in time")
+        case .fileVerdict: ProxyError(.verdictTimeout, detail: "a file inspection did not answer in time")
+        case .header, .idle, .linger, .stall, .streams: nil
         }
     }
 }

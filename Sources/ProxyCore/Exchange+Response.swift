@@ -8,8 +8,8 @@ extension Exchange {
     public mutating func upstreamReadable(
         input: some ByteSource, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
-        guard outcome == nil, upstreamCarries else { return }
-        upstreamActivity = now
+        guard outcome == nil, upstream.carries else { return }
+        upstream.activity = now
         relayResponse(
             input: input, levels: levels, ignoringWatermark: false, date: date, now: now, actions: &actions)
     }
@@ -29,19 +29,20 @@ extension Exchange {
     ) {
         var available = input.count
         while outcome == nil {
-            switch response {
+            switch response.phase {
             case .done:
                 return
-            case .awaitingHead(var reader):
-                guard
-                    let (upstreamHead, framing) = takeResponseHead(
-                        input, &reader, date: date, now: now, actions: &actions)
-                else {
-                    return
+            case .awaitingHead:
+                let taken: (ResponseHead, BodyFraming)?
+                do throws(ProxyError) {
+                    taken = try response.takeHead(input, requestMethod: head.method)
+                } catch {
+                    return fail(error, date: date, now: now, actions: &actions)
                 }
+                guard let (upstreamHead, framing) = taken else { return }
                 available = input.count
                 startResponse(upstreamHead, framing, date: date, now: now, actions: &actions)
-            case .body(let keepAlive, var decoder, let framing):
+            case .body:
                 if !ignoringWatermark, levels.clientOutput + actions.pendingClientBytes > settings.highWater {
                     if !upstreamReadsPaused {
                         upstreamReadsPaused = true
@@ -49,42 +50,18 @@ extension Exchange {
                     }
                     return
                 }
-                let before = decoder.payloadBytes
-                guard
-                    ResponseRelay.forward(input, &available, &decoder, chunked: framing == .chunked, &actions)
-                else {
-                    return fail(
-                        ProxyError(.upstreamBroken, detail: "upstream sent a malformed body"), date: date,
-                        now: now, actions: &actions)
-                }
-                record.bytesOut += decoder.payloadBytes - before
-                response = .body(keepAlive: keepAlive, decoder: decoder, framing: framing)
-                if decoder.isComplete {
+                switch response.relay(input, &available, &actions) {
+                case .failed(let error):
+                    return fail(error, date: date, now: now, actions: &actions)
+                case .complete(let payload, let keepAlive):
+                    record.bytesOut += payload
                     return completeResponse(
                         reusable: keepAlive && available == 0, now: now, actions: &actions)
+                case .relayed(let payload):
+                    record.bytesOut += payload
+                    if payload == 0 { return }
                 }
-                if decoder.payloadBytes == before { return }
             }
-        }
-    }
-
-    /// The final response head and its body's framing, once complete (1xx heads skipped).
-    private mutating func takeResponseHead(
-        _ input: some ByteSource, _ reader: inout ResponseHeadReader, date: [UInt8], now: Int64,
-        actions: inout ActionBuffer
-    ) -> (ResponseHead, BodyFraming)? {
-        do throws(HTTP1Error) {
-            guard let answer = try reader.read(from: input, requestMethod: head.method) else {
-                response = .awaitingHead(reader)
-                return nil
-            }
-            return answer
-        } catch {
-            fail(
-                ProxyError(
-                    .upstreamBroken, detail: "upstream sent a malformed response: \(error.reason.rawValue)"),
-                date: date, now: now, actions: &actions)
-            return nil
         }
     }
 
@@ -99,62 +76,45 @@ extension Exchange {
                 actions: &actions)
         }
         record.upstreamStatus = upstreamHead.status
-        record.upstreamMilliseconds = now - upstreamStartedAt
-        var clientFraming = ClientBodyFraming.plain
-        if clientProtocol.isHTTP2 {
-            // HEADERS; the body follows de-framed (never chunked), trailers dropped.
-            let streamHead = ClientResponseHead.stream(upstreamHead, framing: framing, date: date)
-            if streamHead.endsStream { clientFraming = .endedWithHead }
-            actions.append(.respondClient(streamHead))
-        } else {
-            let chunkToClient = (framing == .chunked || framing == .untilClose) && head.version == .http11
-            if chunkToClient { clientFraming = .chunked }
-            let keepClient =
-                head.keepAlive && requestPhase.bodyRead && connectionMayPersist && !clientInputClosed
-            let clientHead = ClientResponseHead.make(
-                upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
-            record.bytesOut += Int64(actions.sendClient { clientHead.serialize(into: &$0) })
-        }
-        if !requestPhase.bodyRead {
+        record.upstreamMilliseconds = now - upstream.startedAt
+        let keepClient =
+            head.keepAlive && request.phase.bodyRead && client.connectionMayPersist && !client.inputClosed
+        record.bytesOut += response.start(
+            upstreamHead, framing, request: head, http2: clientProtocol.isHTTP2, keepClient: keepClient,
+            date: date, actions: &actions)
+        if !request.phase.bodyRead {
             // An early answer: the rest of the request body will not be forwarded.
-            requestPhase = .done
-            pauseClientReads(&actions)
+            request.phase = .done
+            client.pauseReads(&actions)
         }
-        response = .body(
-            keepAlive: upstreamHead.keepAlive, decoder: BodyDecoder(framing), framing: clientFraming)
     }
 
     /// The response is complete: log, recycle or drop the upstream, and tell the host whether
     /// the connection carries another request.
     mutating func completeResponse(reusable: Bool, now: Int64, actions: inout ActionBuffer) {
-        if case .body(_, _, let framing) = response {
-            if framing == .chunked {
-                record.bytesOut += Int64(actions.sendClient { ChunkedEncoder.writeEnd(into: &$0) })
-            }
-            if clientProtocol.isHTTP2, framing != .endedWithHead { actions.append(.endClientStream) }
-        }
-        response = .done
-        let requestSent = requestSent
-        endUpstream(reusable: reusable && requestSent && decoder.isComplete, &actions)
+        record.bytesOut += response.end(http2: clientProtocol.isHTTP2, actions: &actions)
+        let requestSent = upstream.phase == .sent
+        let bodyWhole = request.decoder.isComplete
+        endUpstream(reusable: reusable && requestSent && bodyWhole, &actions)
         finish(status: record.upstreamStatus ?? 502, now: now, actions: &actions)
         if clientProtocol.isHTTP2 {
             // An early answer to a client still sending: RST_STREAM NO_ERROR after it.
-            outcome = .complete(keepAlive: false, linger: !decoder.isComplete && clientSending == .open)
+            outcome = .complete(keepAlive: false, linger: !bodyWhole && client.sending == .open)
             return
         }
         let keepAlive =
-            head.keepAlive && decoder.isComplete && requestSent && connectionMayPersist && !clientInputClosed
+            head.keepAlive && bodyWhole && requestSent && client.connectionMayPersist && !client.inputClosed
         // An early answer leaves the client still sending its body: linger.
-        outcome = .complete(keepAlive: keepAlive, linger: !decoder.isComplete)
+        outcome = .complete(keepAlive: keepAlive, linger: !bodyWhole)
     }
 
     /// Queues the exchange's one log record.
     mutating func finish(status: Int, now: Int64, actions: inout ActionBuffer) {
         timers.cancelAll(&actions)
-        endChecks(now: now)
+        checks.end(route: route, bytes: record.bytesIn, now: now)
         record.status = status
         record.finishedAt = now
-        record.multipart = multipart?.summary
+        record.multipart = request.multipart?.summary
         actions.append(.finish(record))
     }
 }

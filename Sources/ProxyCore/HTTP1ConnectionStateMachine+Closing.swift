@@ -3,7 +3,7 @@ extension HTTP1ConnectionStateMachine {
     /// keeps the idle timer armed exactly while the client is expected to act.
     mutating func settle(_ levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
         if let outcome = exchange?.outcome {
-            readsPaused = exchange!.clientReadsPaused
+            readsPaused = exchange!.client.readsPaused
             exchange = nil
             switch outcome {
             case .complete(let keepAlive, let linger):
@@ -35,7 +35,7 @@ extension HTTP1ConnectionStateMachine {
             if outputPending { return true }
             // Read through the optional, never bound: `guard let` copied the whole exchange.
             guard exchange != nil else { return !halfClosed }
-            return exchange!.readsBody && !exchange!.clientReadsPaused && !halfClosed
+            return exchange!.readsBody && !exchange!.client.readsPaused && !halfClosed
         }
     }
 

@@ -34,9 +34,9 @@ extension HTTP1ConnectionStateMachine {
         var exchange = Exchange<Sink>(
             head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
             client: client, secure: secure, now: now)
-        exchange.clientReadsPaused = readsPaused
-        exchange.clientSending = halfClosed ? .finished : .open
-        exchange.connectionMayPersist = !draining && !halfClosed
+        exchange.client.readsPaused = readsPaused
+        exchange.client.sending = halfClosed ? .finished : .open
+        exchange.client.connectionMayPersist = !draining && !halfClosed
         self.exchange = exchange
         let date = currentDate(now)
         self.exchange!.start(

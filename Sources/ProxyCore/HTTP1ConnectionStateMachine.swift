@@ -100,7 +100,7 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
         if phase == .lingering { return close(now: now, actions: &actions) }
         guard phase != .closed else { return }
         halfClosed = true
-        if !readsPaused, exchange?.clientReadsPaused != true { actions.append(.pauseClientReads) }
+        if !readsPaused, exchange?.client.readsPaused != true { actions.append(.pauseClientReads) }
         readsPaused = true
         guard exchange != nil else {
             switch phase {
@@ -143,7 +143,7 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     /// The worker drains: an idle connection closes now, a busy one after its exchange.
     public mutating func drain(levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
         draining = true
-        exchange?.connectionMayPersist = false
+        exchange?.client.connectionMayPersist = false
         guard phase == .open, exchange == nil else { return }
         flushAndClose(linger: false, levels, now: now, actions: &actions)
         settle(levels, now: now, actions: &actions)

@@ -20,7 +20,7 @@ extension HTTP2ConnectionStateMachine {
             // A settle queued before another batch of this stream's moves must not read the
             // input those moves will take: that batch's own settle reads after them.
             if state.exchange.outcome == nil, input.count > 0, state.exchange.readsBody,
-                !state.exchange.clientReadsPaused, !actions.movesPending(forStream: id)
+                !state.exchange.client.readsPaused, !actions.movesPending(forStream: id)
             {
                 let waiting = input.count
                 let before = actions.appendedCount

@@ -66,7 +66,7 @@ extension HTTP2ConnectionStateMachine {
         // In place (`update`): a read copies the stream's whole state out of the table.
         let running = streams.update(id) { state -> (active: Bool, paused: Bool) in
             if let taken = io.takenCount(id) { state.taken = Int64(taken) }
-            return (state.phase == .active, state.exchange.clientReadsPaused)
+            return (state.phase == .active, state.exchange.client.readsPaused)
         }
         guard let running else { return }
         guard running.active else { return actions.append(.discardStreamInput(id)) }

@@ -8,20 +8,20 @@ import UploadRules
 /// follows from the client's `Content-Length` (`RulePipeline.lengthAfterFileHead`), so the head
 /// goes with it and the file streams through. What came before the file (the fields and the
 /// sniff window) waits in the staging buffer, at most `maxStagedBeforeFile` bytes.
-extension Exchange {
+extension ExchangeRequest {
     /// The most re-encoded bytes held before the file's head while the length is not known.
-    public static var maxStagedBeforeFile: Int { 1 << 20 }
+    static var maxStagedBeforeFile: Int { 1 << 20 }
 
     /// Turns the mode on for a body the rules re-encode, when the client declared its length.
-    mutating func prepareDeclaredLength(clientFraming: BodyFraming) {
+    mutating func prepareDeclaredLength(route: Route?) {
         guard route?.requestBody == .stream, route?.rules.lengthFollowsFile == true,
-            case .length(let length) = clientFraming
+            case .length(let length) = upstreamFraming
         else { return }
         pendingLength = PendingLength(clientLength: length)
     }
 
     /// After the rules ran on more input: declares the length once the file's head is out.
-    /// Returns whether the head can go now (the upstream connection waits for it).
+    /// Returns whether it was declared now.
     mutating func declareLengthIfKnown() -> Bool {
         guard let pending = pendingLength, multipart != nil,
             let length = multipart!.rewriter.lengthAfterFileHead(
@@ -30,24 +30,18 @@ extension Exchange {
         pendingLength = nil
         multipart!.rewriter.declareLength(length)
         upstreamFraming = .length(length)
-        return upstream == .ready
+        return true
     }
 
-    /// The staged bytes passed `maxStagedBeforeFile` before the file's head.
-    var stagedTooMuch: ProxyError {
-        ProxyError(
+    /// Whether the bytes staged before the file's head passed `maxStagedBeforeFile` (`staged`
+    /// waiting) while the length is not known.
+    func stagedTooMuch(_ staged: Int) -> ProxyError? {
+        guard pendingLength != nil, staged > Self.maxStagedBeforeFile else { return nil }
+        return ProxyError(
             .payloadTooLarge,
             detail:
                 "more than \(Self.maxStagedBeforeFile >> 20) MiB before the file: a stream route whose store needs a Content-Length holds the fields until the file begins (use request_body: buffer)"
         )
-    }
-
-    /// The connection is ready and the length is known (or the body is whole): the head goes
-    /// with the staged bytes; the rest of the body follows as it is read.
-    mutating func sendWaitingHead(length: Int64, actions: inout ActionBuffer) {
-        upstream = .sending
-        sendHead(.length(length), &actions)
-        actions.append(.moveStagingToUpstream)
     }
 }
 
