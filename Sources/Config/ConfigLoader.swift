@@ -8,7 +8,9 @@ import UploadRules
 
 /// Loads `conf/formgate.yaml`-style files into a `ServerConfig`, reporting every problem as
 /// `FILE:LINE:COL: key.path: message`. Unknown keys are errors; `${NAME}` expands from the
-/// environment.
+/// environment. The server and its routes are decoded here; `listen:` by `ListenerLoader`, and
+/// a route's `auth:`, `rate_limit:` and `multipart:` by `AuthLoader`, `RateLimitLoader` and
+/// `MultipartLoader` (whose `inject:` goes to `InjectionLoader`).
 public enum ConfigLoader {
     /// Loads the file at `path`.
     public static func load(path: String, environment: [String: String] = processEnvironment())
@@ -56,7 +58,9 @@ public enum ConfigLoader {
         for (key, _, value) in entries {
             switch key {
             case "listen":
-                if let listeners = decodeListeners(value, key, &decoder) { config.listeners = listeners }
+                if let listeners = ListenerLoader.decodeListeners(value, key, &decoder) {
+                    config.listeners = listeners
+                }
             case "admin":
                 if let text = decoder.string(value, key) {
                     if isAddress(text) {
@@ -196,25 +200,25 @@ public enum ConfigLoader {
                 }
             case "multipart":
                 route.rewritesMultipart = true
-                route.rules = decodeMultipart(value, keyPath, &decoder)
+                route.rules = MultipartLoader.decodeMultipart(value, keyPath, &decoder)
             case "headers":
                 decodeHeaders(value, keyPath, &decoder, into: &route)
             case "auth":
-                auth = decodeAuth(value, keyPath, &decoder).map { ($0, value.mark) }
+                auth = AuthLoader.decodeAuth(value, keyPath, &decoder).map { ($0, value.mark) }
             case "rate_limit":
-                rateLimit = decodeRateLimit(value, keyPath, &decoder)
+                rateLimit = RateLimitLoader.decodeRateLimit(value, keyPath, &decoder)
             default:
                 break
             }
         }
         route.name = name ?? route.pathPrefix
-        identityHeaderTemplates(&route, path, node.mark, &decoder)
-        if readsIdentity(route), auth == nil {
+        AuthLoader.identityHeaderTemplates(&route, path, node.mark, &decoder)
+        if AuthLoader.readsIdentity(route), auth == nil {
             decoder.fail(node.mark, path, "{auth:…} variables need auth: on the route")
         }
-        if let auth { addAuth(auth.spec, auth.mark, join(path, "auth"), &decoder, to: &route) }
+        if let auth { AuthLoader.addAuth(auth.spec, auth.mark, join(path, "auth"), &decoder, to: &route) }
         if let rateLimit {
-            addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route)
+            RateLimitLoader.addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route)
         }
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
@@ -259,102 +263,7 @@ public enum ConfigLoader {
         }
     }
 
-    static func decodeMultipart(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> RuleSet {
-        var rules = RuleSet()
-        if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return rules }
-        let keys: Set<String> = [
-            "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest", "order",
-            "anomalies", "keep_part_headers",
-        ]
-        for (key, keyMark, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
-            let keyPath = join(path, key)
-            switch key {
-            case "drop_fields":
-                rules.dropFields = Set(decoder.stringList(value, keyPath) ?? [])
-            case "rename_fields":
-                for (from, _, target) in decoder.mapping(value, keyPath, allowed: nil) ?? [] {
-                    if let to = decoder.string(target, join(keyPath, from)) { rules.renameFields[from] = to }
-                }
-            case "filename":
-                rules.filename = template(value, keyPath, &decoder)
-            case "inject":
-                guard case .sequence(let items, _) = value else {
-                    decoder.fail(
-                        value.mark, keyPath, "expected a list of fields to inject, found \(value.kind)")
-                    continue
-                }
-                rules.inject = items.enumerated().compactMap {
-                    decodeInjection($0.element, "\(keyPath)[\($0.offset)]", &decoder)
-                }
-            case "digest":
-                for (digestKey, _, list) in decoder.mapping(value, keyPath, allowed: ["algorithms"]) ?? [] {
-                    for name in decoder.stringList(list, join(keyPath, digestKey)) ?? [] {
-                        if let algorithm = DigestAlgorithm(rawValue: name) {
-                            rules.digests.append(algorithm)
-                        } else {
-                            decoder.fail(
-                                list.mark, join(keyPath, digestKey),
-                                "unknown algorithm '\(name)' (sha256, sha1, md5, crc32, size)")
-                        }
-                    }
-                }
-            case "sniff":
-                var rule = RuleSet.SniffRule(bytes: 4096, policy: .override)
-                for (sniffKey, _, item) in decoder.mapping(
-                    value, keyPath, allowed: ["bytes", "content_type"]) ?? []
-                {
-                    let itemPath = join(keyPath, sniffKey)
-                    if sniffKey == "bytes" {
-                        if let size = decoder.size(item, itemPath) {
-                            if (16...65536).contains(size) {
-                                rule.bytes = Int(size)
-                            } else {
-                                decoder.fail(item.mark, itemPath, "must be between 16 and 64KiB")
-                            }
-                        }
-                    } else if let text = decoder.string(item, itemPath) {
-                        if let policy = RuleSet.SniffPolicy(rawValue: text) {
-                            rule.policy = policy
-                        } else {
-                            decoder.fail(
-                                item.mark, itemPath,
-                                "expected override, keep or reject_mismatch, found '\(text)'")
-                        }
-                    }
-                }
-                rules.sniff = rule
-            case "order":
-                if let text = decoder.string(value, keyPath) {
-                    if text == "fields_first" {
-                        rules.fieldsFirst = true
-                    } else if text != "as_sent" {
-                        decoder.fail(value.mark, keyPath, "expected fields_first or as_sent, found '\(text)'")
-                    }
-                }
-            case "allow_types":
-                let patterns = decoder.stringList(value, keyPath) ?? []
-                for pattern in patterns where !isTypePattern(pattern) {
-                    decoder.fail(value.mark, keyPath, "'\(pattern)' is not type/subtype or type/*")
-                }
-                rules.allowTypes = patterns
-            case "anomalies":
-                decodeAnomalies(value, keyPath, &decoder, into: &rules.policy)
-            case "keep_part_headers":
-                decodeKeptPartHeaders(value, keyPath, &decoder, into: &rules.policy)
-            default:
-                // `mapping` returned only the keys above, and each has its case.
-                decoder.fail(keyMark, keyPath, "unknown rule")
-            }
-        }
-        return rules
-    }
-
-    static func isTypePattern(_ pattern: String) -> Bool {
-        let parts = pattern.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
-        return parts.allSatisfy { part in part == "*" || part.utf8.allSatisfy(isTokenByte) }
-    }
-
+    /// The template `node` holds; `nil` after reporting one that does not compile.
     static func template(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Template? {
         guard let text = decoder.string(node, path) else { return nil }
         do throws(Template.CompileError) {
@@ -396,6 +305,7 @@ public enum ConfigLoader {
         }
     }
 
+    /// Whether `byte` may appear in an RFC 9110 token (a header or method name).
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -406,6 +316,7 @@ public enum ConfigLoader {
         }
     }
 
+    /// Whether `text` is `HOST:PORT` (a port from 0 to 65535 after a non-empty host).
     static func isAddress(_ text: String) -> Bool {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
             return false

@@ -7,8 +7,8 @@ import ProxyCore
 
 /// One HTTP/2 client connection (ALPN `h2`, or h2c with prior knowledge): the socket's bytes go
 /// into the nghttp2 session (the frame codec), the session's events go to the
-/// `HTTP2ConnectionStateMachine`, and the actions that come back are executed
-/// (`+Actions`). It decides nothing.
+/// `HTTP2ConnectionStateMachine`, and the actions that come back are executed (by its
+/// `HTTP2Transport`). It decides nothing.
 ///
 /// Lives on its worker's loop thread; the worker keeps it alive until it closes.
 final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
@@ -24,7 +24,10 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     let peerHost: String
     let session: HTTP2ServerSession
     var machine: HTTP2ConnectionStateMachine<BodySink>
+    /// The machine's actions, queued until `transport` executes them.
     var actions = ActionBuffer()
+    /// Executes the actions; it holds the connection, so `tearDown()` lets it go.
+    private(set) var transport: HTTP2Transport?
     /// The streams' I/O (input, upstream), by id: made when the session has a request's head.
     var streams = StreamTable<HTTP2StreamHost>()
     /// The socket's reads, which the streams' inputs refer to rather than copy: as long as
@@ -34,8 +37,6 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     /// actions, so one serves every stream); and the input of a stream the shell has none for.
     let streamOutput = OwnedEvBuffer()
     let noInput = OwnedEvBuffer()
-    /// The stream the client actions being executed belong to (`ProxyAction.stream`).
-    var current: Int32 = 0
     var timers: ConnectionTimers!
     /// The session's output is written once per loop iteration, after every stream that had
     /// something to send on it (`flush()`).
@@ -60,6 +61,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
         machine = HTTP2ConnectionStateMachine(
             settings: worker.settings, client: Array(peer.host.utf8), secure: secure, tools: worker.ruleTools,
             now: worker.base.nowMilliseconds, actions: &actions)
+        transport = HTTP2Transport(connection: self)
         timers = ConnectionTimers(base: base) { [unowned self] id in self.timerFired(id) }
         flushCall = DeferredCall(base: base) { [unowned self] in self.flushNow() }
         session.inboundSinks = { [unowned self] id in self.openStream(id) }
@@ -133,11 +135,17 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             case .goaway(let lastStreamID, _): machine.goAwayReceived(lastStreamID: lastStreamID)
             case .terminating: machine.sessionTerminating(now: now, actions: &actions)
             }
-            run()
+            transport?.run()
         }
     }
 
     // MARK: output and lifetime
+
+    /// Executes the queued actions, then lets the session write (later on this iteration).
+    func execute() {
+        transport?.run()
+        flush()
+    }
 
     /// Asks for the session's output to be written later on this loop iteration: the answers
     /// of the streams that became ready on one iteration go out together (one pass of the
@@ -151,20 +159,20 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
     private func flushNow() {
         guard !closed else { return }
         let held = machine.holdsOutput(socketOutput: socket.output.count, actions: &actions)
-        run()
+        transport?.run()
         if !held, !closed {
             writeSession()
             // Frames sent can close streams (libnghttp2's own RST_STREAM for DATA past a
             // `content-length`): their exchanges hear of it now, not at the next read.
             dispatchEvents()
             machine.sessionWrote(streams: self, now: now, actions: &actions)
-            run()
+            transport?.run()
         }
         guard !closed else { return }
         machine.flushed(
             socketOutput: socket.output.count, sessionDone: session.isDone,
             queuedOutbound: session.queuedOutboundCount, streams: self, now: now, actions: &actions)
-        run()
+        transport?.run()
     }
 
     /// Writes the session's frames into the socket's output; a session that broke closes the
@@ -175,7 +183,7 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
             try session.writeOutput(into: &output)
         } catch {
             machine.close(now: now, actions: &actions)
-            run()
+            transport?.run()
         }
     }
 
@@ -186,4 +194,19 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     /// Closes the connection (the socket failed or ended, or the worker stops).
     func close() { handle { $0.close(now: $1, actions: &$2) } }
+
+    /// The machine closed the connection (`closeClient`): its timers, streams, transport and
+    /// socket go, and the worker lets it go.
+    func tearDown() {
+        guard !closed else { return }
+        closed = true
+        timers.stop()
+        flushCall?.cancel()
+        flushCall = nil
+        for stream in streams.values { stream.close() }
+        streams.removeAll()
+        transport = nil
+        socket.close()
+        worker.closed(self)
+    }
 }

@@ -1,6 +1,6 @@
 import UploadRules
 
-extension ConfigLoader {
+extension InjectionLoader {
     /// The injection keys of the object-store providers (each adds several fields: no `name`).
     static let storeProviders: Set<String> = ["s3_post", "oss_post", "cos_post"]
 
@@ -24,19 +24,24 @@ extension ConfigLoader {
         var conditions: [S3PostCondition] = []
     }
 
+    /// The settings of a provider mapping (`ProviderSettings`); `nil` after reporting one
+    /// missing or invalid.
     static func providerSettings(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, keys: Set<String>, required: [String]
     ) -> ProviderSettings? {
-        guard let entries = decoder.mapping(node, path, allowed: withSecretFiles(keys)) else { return nil }
+        guard let entries = decoder.mapping(node, path, allowed: ConfigLoader.withSecretFiles(keys)) else {
+            return nil
+        }
         var settings = ProviderSettings()
-        for key in keys.intersection(secretSettings) {
-            settings.strings[key] = secretValue(key, in: entries, path, &decoder)
+        for key in keys.intersection(ConfigLoader.secretSettings) {
+            settings.strings[key] = ConfigLoader.secretValue(key, in: entries, path, &decoder)
         }
         for (key, _, value) in entries {
             let keyPath = join(path, key)
-            if secretSettings.contains(key) || key.hasSuffix("_file") { continue }
+            if ConfigLoader.secretSettings.contains(key) || key.hasSuffix("_file") { continue }
             switch key {
-            case "key", "key_prefix": settings.templates[key] = template(value, keyPath, &decoder)
+            case "key", "key_prefix":
+                settings.templates[key] = ConfigLoader.template(value, keyPath, &decoder)
             case "ttl":
                 guard let milliseconds = decoder.duration(value, keyPath) else { continue }
                 if milliseconds < 1000 || milliseconds > S3PostSettings.maxTTLSeconds * 1000 {
@@ -93,6 +98,7 @@ extension ConfigLoader {
         return conditions
     }
 
+    /// `s3_post:` the fields of an S3 POST (browser-based upload) form.
     static func decodeS3(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> S3PostProvider? {
         let keys: Set<String> = [
             "access_key", "secret_key", "session_token", "region", "bucket", "key", "key_prefix", "ttl",
@@ -117,6 +123,7 @@ extension ConfigLoader {
         }
     }
 
+    /// `oss_post:` the fields of an Aliyun OSS PostObject form (`version: v4` or `v1`).
     static func decodeOSS(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> OSSPostProvider?
     {
         let keys: Set<String> = [
@@ -149,6 +156,7 @@ extension ConfigLoader {
             successActionStatus: given.strings["success_action_status"])
     }
 
+    /// `cos_post:` the fields of a Tencent COS POST Object form.
     static func decodeCOS(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> COSPostProvider?
     {
         let keys: Set<String> = ["secret_id", "secret_key", "security_token", "bucket", "key", "ttl"]

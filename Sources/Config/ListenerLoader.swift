@@ -2,8 +2,9 @@
     import Glibc
 #endif
 
-/// `listen:` one address, a listener mapping `{ address, tls }`, or a list of either.
-extension ConfigLoader {
+/// Decodes `listen:`: one address, a listener mapping `{ address, tls, http2 }`, or a list of
+/// either, into the server's `ListenerConfig`s.
+enum ListenerLoader {
     static let listenerKeys: Set<String> = ["address", "tls", "http2"]
     static let http2Keys: Set<String> = [
         "enabled", "h2c", "max_concurrent_streams", "stream_window", "connection_window",
@@ -116,9 +117,10 @@ extension ConfigLoader {
         return decoder.errors.count == errorsBefore ? settings : nil
     }
 
+    /// A listener's `HOST:PORT`.
     static func listenAddress(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> String? {
         guard let text = decoder.string(node, path) else { return nil }
-        guard isAddress(text) else {
+        guard ConfigLoader.isAddress(text) else {
             decoder.fail(node.mark, path, "expected HOST:PORT, found '\(text)'")
             return nil
         }
@@ -162,6 +164,7 @@ extension ConfigLoader {
             ? ListenerConfig.TLSSettings(certificates: certificates, minimumVersion: minimumVersion) : nil
     }
 
+    /// `certificates: [{ cert, key }, ...]`: at least one, each naming two readable PEM files.
     static func decodeCertificates(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
         -> [ListenerConfig.Certificate]?
     {

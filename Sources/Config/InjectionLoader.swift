@@ -1,7 +1,12 @@
 import HTTPCore
 import UploadRules
 
-extension ConfigLoader {
+/// Decodes `multipart.inject:` entries: a field's value is a template (`value:`) or comes
+/// from a token provider (`qiniu:`, and the object stores' `s3_post:`, `oss_post:`,
+/// `cos_post:` in `+Providers`).
+enum InjectionLoader {
+    /// One injected field: its name, where it goes (`before:`, `position:`) and exactly one
+    /// source of its value.
     static func decodeInjection(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Injection?
     {
         let keys = Set(["name", "before", "position", "value", "qiniu"]).union(storeProviders)
@@ -22,7 +27,7 @@ extension ConfigLoader {
                 case let other?: decoder.fail(item.mark, keyPath, "expected first or last, found '\(other)'")
                 case nil: break
                 }
-            case "value": value = template(item, keyPath, &decoder).map { .template($0) }
+            case "value": value = ConfigLoader.template(item, keyPath, &decoder).map { .template($0) }
             case "qiniu":
                 qiniu = decodeQiniu(item, keyPath, &decoder)
             default:
@@ -55,13 +60,14 @@ extension ConfigLoader {
         return Injection(name: name, position: position, value: value)
     }
 
+    /// `qiniu:` an upload token policy: credentials, `scope`, `ttl` and further policy fields.
     static func decodeQiniu(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> QiniuPolicy? {
         guard case .mapping(let entries, _) = node else {
             decoder.fail(node.mark, path, "expected a mapping, found \(node.kind)")
             return nil
         }
-        let accessKey = secretValue("access_key", in: entries, path, &decoder)
-        let secretKey = secretValue("secret_key", in: entries, path, &decoder)
+        let accessKey = ConfigLoader.secretValue("access_key", in: entries, path, &decoder)
+        let secretKey = ConfigLoader.secretValue("secret_key", in: entries, path, &decoder)
         var scope: Template?
         var ttl: Int64 = 3_600_000
         var extra: [(name: String, value: PolicyValue)] = []
@@ -69,7 +75,7 @@ extension ConfigLoader {
             let keyPath = join(path, key)
             switch key {
             case "access_key", "secret_key", "access_key_file", "secret_key_file": continue
-            case "scope": scope = template(item, keyPath, &decoder)
+            case "scope": scope = ConfigLoader.template(item, keyPath, &decoder)
             case "ttl": decoder.duration(item, keyPath).map { ttl = $0 }
             default:
                 guard case .scalar(let text, _, let quoted) = item,

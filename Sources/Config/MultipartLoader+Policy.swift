@@ -1,6 +1,6 @@
 import MultipartParsing
 
-extension ConfigLoader {
+extension MultipartLoader {
     /// `multipart.anomalies: { FLAG: accept | reject }`: the flags that refuse a body.
     static func decodeAnomalies(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into policy: inout MultipartPolicy
@@ -35,7 +35,7 @@ extension ConfigLoader {
             let itemPath = "\(path)[\(index)]"
             guard let name = decoder.string(item, itemPath) else { continue }
             let lowered = name.lowercased()
-            if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) {
+            if name.isEmpty || !name.utf8.allSatisfy(ConfigLoader.isTokenByte) {
                 decoder.fail(item.mark, itemPath, "'\(name)' is not a header name")
             } else if lowered == "content-disposition" || lowered == "content-type" {
                 decoder.fail(item.mark, itemPath, "\(name) is always forwarded (FormGate writes it)")

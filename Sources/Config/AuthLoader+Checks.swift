@@ -2,7 +2,7 @@ import ClientAuth
 import ProxyCore
 import UploadRules
 
-extension ConfigLoader {
+extension AuthLoader {
     /// Loads a route's `auth:` (keys, key files) into its request check, and what the route
     /// strips from and sets in the forwarded head.
     static func addAuth(
@@ -36,6 +36,8 @@ extension ConfigLoader {
         route.authMethod = spec.method
     }
 
+    /// The JWT check of `spec`: its key set (the JWKS file, or the shared secret) and verifier
+    /// settings; `nil` after reporting a key set that cannot be loaded.
     static func jwtCheck(
         _ spec: JWTSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder,
         claimNames: [String]
@@ -68,6 +70,7 @@ extension ConfigLoader {
             claimNames: claimNames)
     }
 
+    /// Where the check reads the token, as `spec` names it.
     static func tokenSource(_ spec: TokenFromSpec) -> TokenSource {
         switch spec {
         case .bearer: .bearer
@@ -88,6 +91,7 @@ extension ConfigLoader {
         }
     }
 
+    /// The auth-service client settings of `spec`; `nil` after reporting a bad URL or setting.
     static func serviceSettings(
         _ spec: AuthServiceSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder
     ) -> AuthServiceSettings? {
@@ -105,18 +109,6 @@ extension ConfigLoader {
             return nil
         }
         return settings
-    }
-
-    /// `rate_limit:` — one limiter per route, shared by every worker.
-    static func addRateLimit(
-        _ spec: RateLimitSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder,
-        to route: inout Route
-    ) {
-        let limit = RateLimit(
-            requestsPerSecond: spec.requestsPerSecond, burst: spec.burst, bytesPerMinute: spec.bytesPerMinute,
-            concurrent: spec.concurrent)
-        if let problem = limit.problem { return decoder.fail(mark, path, problem) }
-        route.rateLimiter = ClientLimiter(limit: limit)
     }
 
     /// The claim names the route's templates read (`{auth:claim:NAME}`).

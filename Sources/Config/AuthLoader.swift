@@ -1,7 +1,10 @@
 import ProxyCore
 import UploadRules
 
-extension ConfigLoader {
+/// Decodes a route's `auth:` (`jwt`, `request`, `api_keys`) into an `AuthSpec`, and loads the
+/// spec into the route's checks and forwarding (`+Checks`); also what on the route reads the
+/// identity (`{auth:…}`) that `auth:` provides.
+enum AuthLoader {
     /// `auth:` — exactly one of `jwt`, `request`, `api_keys`.
     static func decodeAuth(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> AuthSpec? {
         guard let entries = decoder.mapping(node, path, allowed: ["jwt", "request", "api_keys"]) else {
@@ -19,6 +22,8 @@ extension ConfigLoader {
         }
     }
 
+    /// `auth.jwt:` the keys (`jwks_file`, or an HS256 `secret` of at least 32 bytes) and the
+    /// claims a token must carry.
     static func decodeJWT(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> JWTSpec? {
         let keys: Set<String> = [
             "jwks_file", "secret", "secret_file", "issuer", "audience", "leeway", "token_from",
@@ -27,7 +32,7 @@ extension ConfigLoader {
         ]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
         var spec = JWTSpec()
-        spec.secret = secretValue("secret", in: entries, path, &decoder)
+        spec.secret = ConfigLoader.secretValue("secret", in: entries, path, &decoder)
         for (key, _, value) in entries {
             let keyPath = join(path, key)
             switch key {
@@ -78,6 +83,7 @@ extension ConfigLoader {
         }
     }
 
+    /// `token_from:` `bearer`, or one of `{ header | cookie | query: NAME }`.
     static func decodeTokenFrom(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
         -> TokenFromSpec?
     {
@@ -100,7 +106,7 @@ extension ConfigLoader {
         }
         switch key {
         case "header":
-            guard name.utf8.allSatisfy(isTokenByte) else {
+            guard name.utf8.allSatisfy(ConfigLoader.isTokenByte) else {
                 decoder.fail(value.mark, join(path, key), "not a header name")
                 return nil
             }
@@ -110,6 +116,7 @@ extension ConfigLoader {
         }
     }
 
+    /// `auth.request:` the auth service asked about each request (`url` required).
     static func decodeAuthService(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
         -> AuthServiceSpec?
     {
@@ -159,6 +166,7 @@ extension ConfigLoader {
         return spec
     }
 
+    /// `auth.api_keys:` a key file, or `{ file, header, forward_key }`.
     static func decodeAPIKeys(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> APIKeysSpec?
     {
         if case .scalar = node {
@@ -189,52 +197,10 @@ extension ConfigLoader {
     /// A list of header names (token characters only).
     static func headerNames(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> [String] {
         let names = decoder.stringList(node, path) ?? []
-        for name in names where name.isEmpty || !name.utf8.allSatisfy(isTokenByte) {
+        for name in names where name.isEmpty || !name.utf8.allSatisfy(ConfigLoader.isTokenByte) {
             decoder.fail(node.mark, path, "'\(name)' is not a header name")
         }
-        return names.filter { !$0.isEmpty && $0.utf8.allSatisfy(isTokenByte) }
-    }
-}
-
-extension ConfigLoader {
-    /// `rate_limit:` — at least one limit.
-    static func decodeRateLimit(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
-        -> RateLimitSpec?
-    {
-        let keys: Set<String> = ["requests_per_second", "burst", "bytes_per_minute", "concurrent"]
-        guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
-        var spec = RateLimitSpec()
-        for (key, _, value) in entries {
-            let keyPath = join(path, key)
-            switch key {
-            case "requests_per_second":
-                guard let text = decoder.string(value, keyPath) else { continue }
-                if let rate = Double(text), rate > 0, rate <= 1_000_000 {
-                    spec.requestsPerSecond = rate
-                } else {
-                    decoder.fail(
-                        value.mark, keyPath, "expected a rate above 0 (0.5 is one request every 2 s)")
-                }
-            case "burst": spec.burst = decoder.int(value, keyPath, range: 1...1_000_000)
-            case "concurrent": spec.concurrent = decoder.int(value, keyPath, range: 1...1_000_000)
-            default:
-                if let size = decoder.size(value, keyPath) {
-                    if size > 0 {
-                        spec.bytesPerMinute = size
-                    } else {
-                        decoder.fail(value.mark, keyPath, "must be more than 0")
-                    }
-                }
-            }
-        }
-        if spec.requestsPerSecond == nil, spec.bytesPerMinute == nil, spec.concurrent == nil {
-            decoder.fail(node.mark, path, "give requests_per_second, bytes_per_minute or concurrent")
-            return nil
-        }
-        if spec.burst != nil, spec.requestsPerSecond == nil {
-            decoder.fail(node.mark, join(path, "burst"), "burst needs requests_per_second")
-        }
-        return spec
+        return names.filter { !$0.isEmpty && $0.utf8.allSatisfy(ConfigLoader.isTokenByte) }
     }
 
     /// Whether anything on the route reads the identity (`{auth:…}`), which needs `auth:`.
@@ -249,9 +215,7 @@ extension ConfigLoader {
             }
         }
     }
-}
 
-extension ConfigLoader {
     /// `headers.set` values that read the identity become templates rendered per request.
     static func identityHeaderTemplates(
         _ route: inout Route, _ path: String, _ mark: SourceMark, _ decoder: inout ValueDecoder
