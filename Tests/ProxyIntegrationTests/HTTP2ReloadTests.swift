@@ -21,8 +21,9 @@ import Testing
         let input = Pipe()
         private let output = Pipe()
         private let received = Transcript()
+        private var reader: PipeReader?
 
-        /// What the client printed, filled by the pipe's handler.
+        /// What the client printed, filled by the pipe's reader.
         final class Transcript: Sendable {
             let text = Mutex<String>("")
         }
@@ -35,11 +36,10 @@ import Testing
             ]
             process.standardInput = input
             process.standardOutput = output
-            output.fileHandleForReading.readabilityHandler = { [received] handle in
-                let data = handle.availableData
+            try process.run()
+            reader = PipeReader(output) { [received] data in
                 received.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
-            try process.run()
         }
 
         /// The complete JSON lines printed so far.
@@ -59,7 +59,8 @@ import Testing
         func stop() {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
-            output.fileHandleForReading.readabilityHandler = nil
+            reader?.wait()
+            reader = nil
         }
     }
 

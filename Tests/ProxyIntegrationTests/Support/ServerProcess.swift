@@ -12,10 +12,10 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     private let errorPipe = Pipe()
     private let outputPipe = Pipe()
-    private let lock = NSLock()
-    private var stderrText = ""
-    private var stdoutText = ""
-    private var stdoutLines = 0
+    /// What the child wrote, as its pipes' readers hand it on.
+    private let output = Output()
+    /// The readers of its standard error and output (`PipeReader`).
+    private var readers: [PipeReader] = []
     /// The address it printed as `listening on HOST:PORT`.
     private(set) var address = ""
     /// Files deleted by `stop()` (the test's config).
@@ -34,21 +34,20 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = errorPipe
         process.standardOutput = outputPipe
         if let environment { process.environment = environment }
-        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.stderrText += String(decoding: data, as: UTF8.self) }
-        }
-        outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            let lines = data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-            self.lock.withLock {
-                self.stdoutText += String(decoding: data, as: UTF8.self)
-                self.stdoutLines += lines
-            }
-        }
         try process.run()
+        let state = output
+        readers = [
+            PipeReader(errorPipe) { data in
+                state.lock.withLock { state.stderrText += String(decoding: data, as: UTF8.self) }
+            },
+            PipeReader(outputPipe) { data in
+                let lines = data.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                state.lock.withLock {
+                    state.stdoutText += String(decoding: data, as: UTF8.self)
+                    state.stdoutLines += lines
+                }
+            },
+        ]
         guard waitForListening else { return }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
@@ -63,10 +62,10 @@ final class ServerProcess: @unchecked Sendable {
         throw TestFailure("\(executable) \(arguments) did not start: \(stderr)")
     }
 
-    var stderr: String { lock.withLock { stderrText } }
-    var stdout: String { lock.withLock { stdoutText } }
+    var stderr: String { output.lock.withLock { output.stderrText } }
+    var stdout: String { output.lock.withLock { output.stdoutText } }
     /// Lines written to standard output so far (access-log lines), counted as they arrive.
-    var stdoutLineCount: Int { lock.withLock { stdoutLines } }
+    var stdoutLineCount: Int { output.lock.withLock { output.stdoutLines } }
 
     var port: Int { Int(address.split(separator: ":").last ?? "") ?? 0 }
     var url: String { "http://\(address)" }
@@ -116,14 +115,24 @@ final class ServerProcess: @unchecked Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
-        errorPipe.fileHandleForReading.readabilityHandler = nil
-        outputPipe.fileHandleForReading.readabilityHandler = nil
+        // Every chunk the child wrote is in before `stop` returns (once: `deinit` stops too).
+        let started = readers
+        readers = []
+        for reader in started { reader.wait() }
         for file in temporaryFiles { try? FileManager.default.removeItem(atPath: file) }
     }
 
     deinit {
         stop()
     }
+}
+
+/// What a child wrote to its standard error and output, under one lock.
+private final class Output: @unchecked Sendable {
+    let lock = NSLock()
+    var stderrText = ""
+    var stdoutText = ""
+    var stdoutLines = 0
 }
 
 struct TestFailure: Error, CustomStringConvertible {
