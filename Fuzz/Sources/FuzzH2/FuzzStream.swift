@@ -63,7 +63,7 @@ final class FuzzStream {
 
     func dataArrived() {
         guard !finished else { return discard() }
-        guard !exchange.clientReadsPaused else { return step() }
+        guard !exchange.client.readsPaused else { return step() }
         exchange.clientReadable(
             input: input, sink: sink, levels: levels, date: Self.date, now: now, actions: &actions)
         step()
@@ -127,7 +127,7 @@ final class FuzzStream {
                 upstreamInput.write(Self.answer)
                 exchange.upstreamReadable(
                     input: upstreamInput, levels: levels, date: Self.date, now: now, actions: &actions)
-            } else if exchange.readsBody, !exchange.clientReadsPaused, input.count > 0,
+            } else if exchange.readsBody, !exchange.client.readsPaused, input.count > 0,
                 input.count != lastSeen
             {
                 lastSeen = input.count
