@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "MultipartBench",
             dependencies: [
-                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch", "UploadRules",
+                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch", "CCrypto", "UploadRules",
             ],
             swiftSettings: strict
         ),

@@ -87,5 +87,29 @@ public func asciiCaseInsensitiveEquals(_ lhs: some Collection<UInt8>, _ rhs: som
     -> Bool
 {
     guard lhs.count == rhs.count else { return false }
+    // Both sides are contiguous on every hot path (buffers, array slices, string literals'
+    // UTF-8): compare raw bytes, folding case only where they differ.
+    let fast = lhs.withContiguousStorageIfAvailable { left in
+        rhs.withContiguousStorageIfAvailable { right in asciiCaseInsensitiveEquals(left, right) }
+    }
+    if let fast, let fast { return fast }
     return zip(lhs, rhs).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
+}
+
+/// `asciiCaseInsensitiveEquals` over two buffers of the same length.
+@inlinable
+func asciiCaseInsensitiveEquals(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>)
+    -> Bool
+{
+    guard left.count == right.count else { return false }
+    guard var l = left.baseAddress, var r = right.baseAddress else { return true }
+    let end = l + left.count
+    while l < end {
+        let a = l.pointee
+        let b = r.pointee
+        if a != b, a.asciiLowercased != b.asciiLowercased { return false }
+        l += 1
+        r += 1
+    }
+    return true
 }

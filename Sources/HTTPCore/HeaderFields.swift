@@ -84,6 +84,18 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     /// The fields in order, as `Field` values (each a copy of its bytes).
     public var fields: [Field] { map { $0 } }
 
+    /// Removes every field; with `keepingCapacity`, the buffers are kept for the next ones
+    /// (when no copy of the list shares them).
+    public mutating func removeAll(keepingCapacity: Bool) {
+        storage.removeAll(keepingCapacity: keepingCapacity)
+        spans.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    /// The value bytes of the field at `index`, as a slice of the buffer (no copy).
+    public func valueBytes(at index: Int) -> ArraySlice<UInt8> {
+        storage[spans[index].value]
+    }
+
     /// Makes room for `capacity` fields.
     public mutating func reserveCapacity(_ capacity: Int) {
         spans.reserveCapacity(capacity)

@@ -5,8 +5,14 @@
 // and re-encoded under a new boundary into a sink that copies every byte (as evbuffer_add
 // would). The memmem column scans the same chunks for the same delimiter; the ratio is
 // parse+encode MB/s divided by memmem MB/s, measured in the same run. Medians of --repeat runs.
+//
+// Allocations per part: run under scripts/profile/alloccount.c (LD_PRELOAD, with
+// ALLOCCOUNT_FILE naming its counters file) and each case also prints the heap allocations one
+// parse + re-encode made, divided by the parts in the body (after one warm-up run, so the
+// figure is the steady state, not the first part's buffers).
 
 import CByteSearch
+import CCrypto
 import HTTPCore
 import MultipartEncoding
 import MultipartParsing
@@ -229,13 +235,65 @@ func memmemScan(_ body: [UInt8], chunkSize: Int) -> Int {
     return found
 }
 
+/// The counter file of scripts/profile/alloccount.c, when the process runs under it.
+let allocationCounter: Int32? = {
+    guard let path = getenv("ALLOCCOUNT_FILE"), getenv("LD_PRELOAD") != nil else { return nil }
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    return descriptor < 0 ? nil : descriptor
+}()
+
+/// Heap allocations so far (the counter's first word), or nil without the counter.
+func allocations() -> UInt64? {
+    guard let allocationCounter else { return nil }
+    var value: UInt64 = 0
+    guard pread(allocationCounter, &value, 8, 0) == 8 else { return nil }
+    return UInt64(littleEndian: value)
+}
+
+/// Allocations per part of one run of `body` (after a warm-up run), or nil without the counter.
+func allocationsPerPart(parts: Int, _ body: () -> Void) -> Double? {
+    body()
+    guard let before = allocations() else { return nil }
+    body()
+    guard let after = allocations() else { return nil }
+    return Double(after - before) / Double(parts)
+}
+
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted[sorted.count / 2]
 }
 
-var rows: [(String, Double, Double)] = []
-for (key, make) in [("a", largeFile), ("b", smallFields), ("c", denseContent)]
+/// One line of the report: MB/s of the case and of its reference, allocations per part.
+struct Row {
+    var name: String
+    var parse: Double
+    var reference: Double
+    var referenceName = "memmem"
+    var allocationsPerPart: Double?
+}
+
+/// SHA-256 alone over the same bytes in the same chunks (OpenSSL's EVP, as the digests rule).
+func sha256Only(_ body: [UInt8], chunkSize: Int) -> Int {
+    let context = EVP_MD_CTX_new()
+    EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    body.withUnsafeBytes { all in
+        var start = 0
+        while start < all.count {
+            let end = min(all.count, start + chunkSize)
+            EVP_DigestUpdate(context, all.baseAddress! + start, end - start)
+            start = end
+        }
+    }
+    var digest = [UInt8](repeating: 0, count: 64)
+    var length: UInt32 = 0
+    EVP_DigestFinal_ex(context, &digest, &length)
+    EVP_MD_CTX_free(context)
+    return Int(digest[0])
+}
+
+var rows: [Row] = []
+for (key, make, parts) in [("a", largeFile, 1), ("b", smallFields, 10_000), ("c", denseContent, 1)]
 where only == nil || only == key {
     let testCase = make()
     let megabytes = Double(testCase.body.count) / 1e6
@@ -246,37 +304,48 @@ where only == nil || only == key {
         parse.append(seconds { sink &+= parseAndEncode(testCase.body, chunkSize: chunkSize) })
         scan.append(seconds { sink &+= memmemScan(testCase.body, chunkSize: chunkSize) })
     }
-    if sink == 42 { print("") }  // keep the work observable
-    rows.append((testCase.name, megabytes / median(parse), megabytes / median(scan)))
+    let counted = allocationsPerPart(parts: parts) {
+        sink &+= parseAndEncode(testCase.body, chunkSize: chunkSize)
+    }
+    rows.append(
+        Row(
+            name: testCase.name, parse: megabytes / median(parse), reference: megabytes / median(scan),
+            allocationsPerPart: counted))
     if key == "a" {
         let rules = benchmarkRules()
         let sniffer = Sniffer()
         var ruled: [Double] = []
+        var hashed: [Double] = []
+        let run = { parseWithRules(testCase.body, chunkSize: chunkSize, rules: rules, sniffer: sniffer) }
         for _ in 0..<repeats {
-            ruled.append(
-                seconds {
-                    sink &+= parseWithRules(
-                        testCase.body, chunkSize: chunkSize, rules: rules, sniffer: sniffer)
-                })
+            ruled.append(seconds { sink &+= run() })
+            hashed.append(seconds { sink &+= sha256Only(testCase.body, chunkSize: chunkSize) })
         }
         rows.append(
-            (
-                "(d) (a) with sniff + rename + inject + sha256", megabytes / median(ruled),
-                megabytes / median(scan)
-            ))
+            Row(
+                name: "(d) (a) with sniff + rename + inject + sha256", parse: megabytes / median(ruled),
+                reference: megabytes / median(hashed), referenceName: "SHA-256 alone",
+                allocationsPerPart: allocationsPerPart(parts: 1) { sink &+= run() }))
     }
+    if sink == 42 { print("") }  // keep the work observable
+}
+
+func allocationText(_ row: Row) -> String {
+    row.allocationsPerPart.map { format2($0) } ?? "n/a"
 }
 
 if markdown {
-    print("| case | parse + re-encode MB/s | memmem scan MB/s | ratio |")
-    print("|---|---:|---:|---:|")
-    for (name, parse, scan) in rows {
-        print("| \(name) | \(Int(parse.rounded())) | \(Int(scan.rounded())) | \(format2(parse / scan))× |")
+    print("| case | parse + re-encode MB/s | reference | reference MB/s | ratio | allocations per part |")
+    print("|---|---:|---|---:|---:|---:|")
+    for row in rows {
+        print(
+            "| \(row.name) | \(Int(row.parse.rounded())) | \(row.referenceName) | \(Int(row.reference.rounded())) | \(format2(row.parse / row.reference))× | \(allocationText(row)) |"
+        )
     }
 } else {
-    for (name, parse, scan) in rows {
+    for row in rows {
         print(
-            "\(name): parse+encode \(Int(parse.rounded())) MB/s, memmem \(Int(scan.rounded())) MB/s, ratio \(format2(parse / scan))"
+            "\(row.name): parse+encode \(Int(row.parse.rounded())) MB/s, \(row.referenceName) \(Int(row.reference.rounded())) MB/s, ratio \(format2(row.parse / row.reference)), allocations per part \(allocationText(row))"
         )
     }
 }

@@ -193,10 +193,10 @@ extension MultipartParser {
         headerLine.removeAll(keepingCapacity: true)
         headerLineCR = false
         headerBytes = 0
-        headerFields = HeaderFields()
-        // One buffer and one span array per part head, whatever its number of fields.
-        headerFields.reserveCapacity(4)
-        headerFields.reserveByteCapacity(256)
+        // The buffers are reused from part to part (a handler that keeps a part's head keeps
+        // its own copy: the next part then starts new ones).
+        headerFields.removeAll(keepingCapacity: true)
+        partHeaders = PartHeaderIndex()
         state = .headers
     }
 

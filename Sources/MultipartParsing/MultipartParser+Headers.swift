@@ -61,42 +61,73 @@ extension MultipartParser {
         return index
     }
 
-    /// Validates one header line and appends it to the part's fields.
+    /// Validates one header line and appends it to the part's fields, noting which of the
+    /// part's own headers it is (`PartHeaderIndex`), so the part's end reads no name twice.
     mutating func takeHeaderLine(endingAt index: Int) throws(MultipartError) {
         let lineOffset = offset(index) - Int64(headerLine.count) - (lineEnding == .crlf ? 2 : 1)
-        let first = headerLine[0]
-        if first == 0x20 || first == 0x09 {
-            throw MultipartError(
-                headerFields.count == 0 ? .leadingWhitespace : .headerFolding, at: lineOffset)
+        let fieldsSoFar = headerFields.count
+        // (colon, valueStart, valueEnd, the first forbidden byte), or a name error.
+        let scanned: Result<(Int, Int, Int, Int?), MultipartError> = headerLine.withUnsafeBufferPointer {
+            line in
+            let first = line[0]
+            if first == 0x20 || first == 0x09 {
+                return .failure(
+                    MultipartError(fieldsSoFar == 0 ? .leadingWhitespace : .headerFolding, at: lineOffset))
+            }
+            var colon = 0
+            while colon < line.count, ByteClass.isTokenChar(line[colon]) { colon += 1 }
+            guard colon > 0, colon < line.count else {
+                return .failure(MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon)))
+            }
+            switch line[colon] {
+            case UInt8(ascii: ":"): break
+            case 0x20, 0x09:
+                return .failure(MultipartError(.whitespaceBeforeColon, at: lineOffset + Int64(colon)))
+            default: return .failure(MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon)))
+            }
+            var valueStart = colon + 1
+            var valueEnd = line.count
+            while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 {
+                valueStart += 1
+            }
+            while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 {
+                valueEnd -= 1
+            }
+            var position = valueStart
+            while position < valueEnd, !ByteClass.isForbiddenInFieldValue(line[position]) { position += 1 }
+            return .success((colon, valueStart, valueEnd, position < valueEnd ? position : nil))
         }
-        var colon = 0
-        while colon < headerLine.count, ByteClass.isTokenChar(headerLine[colon]) { colon += 1 }
-        guard colon > 0, colon < headerLine.count else {
-            throw MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon))
-        }
-        switch headerLine[colon] {
-        case UInt8(ascii: ":"): break
-        case 0x20, 0x09: throw MultipartError(.whitespaceBeforeColon, at: lineOffset + Int64(colon))
-        default: throw MultipartError(.invalidHeaderName, at: lineOffset + Int64(colon))
-        }
-        var valueStart = colon + 1
-        var valueEnd = headerLine.count
-        if valueStart < valueEnd, headerLine[valueStart] != 0x20, headerLine[valueStart] != 0x09 {
+        let (colon, valueStart, valueEnd, forbidden) = try scanned.get()
+        if valueStart == colon + 1, valueStart < headerLine.count {
             try flag(.headerWithoutSpace, at: lineOffset + Int64(valueStart))
         }
-        while valueStart < valueEnd, headerLine[valueStart] == 0x20 || headerLine[valueStart] == 0x09 {
-            valueStart += 1
+        if let forbidden {
+            throw MultipartError(.controlCharacterInHeader, at: lineOffset + Int64(forbidden))
         }
-        while valueEnd > valueStart, headerLine[valueEnd - 1] == 0x20 || headerLine[valueEnd - 1] == 0x09 {
-            valueEnd -= 1
-        }
-        if let bad = headerLine[valueStart..<valueEnd].firstIndex(where: ByteClass.isForbiddenInFieldValue) {
-            throw MultipartError(.controlCharacterInHeader, at: lineOffset + Int64(bad))
-        }
-        guard headerFields.count < limits.headersPerPart else {
+        guard fieldsSoFar < limits.headersPerPart else {
             throw MultipartError(.limitExceeded(.headersPerPart), at: lineOffset)
         }
         headerFields.append(name: headerLine[..<colon], value: headerLine[valueStart..<valueEnd])
+        headerLine.withUnsafeBufferPointer { line in
+            noteHeader(UnsafeBufferPointer(rebasing: line[..<colon]), at: fieldsSoFar)
+        }
+    }
+
+    /// Records what the field at `position`, called `name`, is to the part.
+    mutating func noteHeader(_ name: UnsafeBufferPointer<UInt8>, at position: Int) {
+        if asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8) {
+            partHeaders.disposition.note(position)
+        } else if asciiCaseInsensitiveEquals(name, "Content-Type".utf8) {
+            partHeaders.contentType.note(position)
+        } else if asciiCaseInsensitiveEquals(name, "Content-Transfer-Encoding".utf8) {
+            partHeaders.transferEncoding.note(position)
+            partHeaders.anomalies.insert(.contentTransferEncoding)
+        } else if !policy.keeps(name) {
+            partHeaders.anomalies.insert(.extraPartHeader)
+        } else if partHeaders.repeatedKept == nil, isNamedBefore(position, name) {
+            // A kept header must be unique in its part (an upstream could read either value).
+            partHeaders.repeatedKept = String(decoding: name, as: UTF8.self)
+        }
     }
 
     /// The empty line ended the header section: validate it and report the part.
@@ -108,15 +139,21 @@ extension MultipartParser {
     mutating func beginPart(at index: Int, _ handler: inout some MultipartEventHandler) throws(MultipartError)
     {
         let at = offset(index)
-        for unique in Self.uniqueHeaders where headerFields.count(of: unique) > 1 {
-            throw MultipartError(.duplicateHeader(unique), at: at)
+        if partHeaders.disposition.count > 1 {
+            throw MultipartError(.duplicateHeader("Content-Disposition"), at: at)
         }
-        guard let dispositionValue = headerFields.firstValue("Content-Disposition") else {
+        if partHeaders.contentType.count > 1 {
+            throw MultipartError(.duplicateHeader("Content-Type"), at: at)
+        }
+        if partHeaders.transferEncoding.count > 1 {
+            throw MultipartError(.duplicateHeader("Content-Transfer-Encoding"), at: at)
+        }
+        guard let dispositionAt = partHeaders.disposition.first else {
             throw MultipartError(.missingContentDisposition, at: at)
         }
         let disposition: ContentDisposition
         do {
-            disposition = try ContentDisposition.parse(dispositionValue)
+            disposition = try ContentDisposition.parse(headerFields.valueBytes(at: dispositionAt))
         } catch {
             throw MultipartError(.invalidContentDisposition(error.reason), at: at)
         }
@@ -124,13 +161,16 @@ extension MultipartParser {
             throw MultipartError(.unsupportedDispositionType, at: at)
         }
         guard disposition.name != nil else { throw MultipartError(.missingName, at: at) }
-        var found = try otherHeaderAnomalies(at: at)
+        if let repeated = partHeaders.repeatedKept {
+            throw MultipartError(.duplicateHeader(repeated), at: at)
+        }
+        var found = partHeaders.anomalies
         if disposition.anomalies.contains(.unquotedValue) { found.insert(.unquotedParameter) }
         if disposition.anomalies.contains(.extendedFilename) { found.insert(.extendedFilename) }
         if disposition.anomalies.contains(.inlineContentType) { found.insert(.inlineContentType) }
         if disposition.anomalies.contains(.ignoredJunk) { found.insert(.dispositionJunk) }
 
-        var contentTypeValue = headerFields.first("Content-Type")
+        var contentTypeValue = partHeaders.contentType.first.map { Array(headerFields.valueBytes(at: $0)) }
         if let inline = disposition.inlineContentType {
             guard contentTypeValue == nil else {
                 throw MultipartError(.duplicateHeader("Content-Type"), at: at)
@@ -164,30 +204,6 @@ extension MultipartParser {
         handler.handle(.partBegin(head))
     }
 
-    /// Flags for the headers beside `Content-Disposition` and `Content-Type`: a
-    /// `Content-Transfer-Encoding`, or a header the policy does not keep. A kept header must
-    /// be unique in its part (an upstream could read either value).
-    func otherHeaderAnomalies(at: Int64) throws(MultipartError) -> MultipartAnomalies {
-        var found: MultipartAnomalies = []
-        var position = 0
-        try headerFields.forEachField { (name, _) throws(MultipartError) in
-            defer { position += 1 }
-            if asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8)
-                || asciiCaseInsensitiveEquals(name, "Content-Type".utf8)
-            {
-                return
-            }
-            if asciiCaseInsensitiveEquals(name, "Content-Transfer-Encoding".utf8) {
-                found.insert(.contentTransferEncoding)
-            } else if !policy.keeps(name) {
-                found.insert(.extraPartHeader)
-            } else if isNamedBefore(position, name) {
-                throw MultipartError(.duplicateHeader(String(decoding: name, as: UTF8.self)), at: at)
-            }
-        }
-        return found
-    }
-
     /// Whether a field before `position` is called `name`.
     private func isNamedBefore(_ position: Int, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         var earlier = 0
@@ -199,6 +215,4 @@ extension MultipartParser {
         return found
     }
 
-    /// Headers a part may carry once at most.
-    static let uniqueHeaders = ["Content-Disposition", "Content-Type", "Content-Transfer-Encoding"]
 }

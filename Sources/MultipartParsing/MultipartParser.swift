@@ -94,6 +94,8 @@ public struct MultipartParser {
     var headerLineCR = false
     var headerBytes = 0
     var headerFields = HeaderFields()
+    /// Where the current part's own headers are in `headerFields`, noted line by line.
+    var partHeaders = PartHeaderIndex()
     var partBytes: Int64 = 0
     var partByteLimit: Int64 = 0
     var partLimit = MultipartError.Limit.fieldBytes
@@ -129,6 +131,8 @@ public struct MultipartParser {
         self.heldBytes = held  // CR LF - - boundary
         self.delimiter = Array(held[1...])  // LF - - boundary
         self.headerLine.reserveCapacity(256)
+        self.headerFields.reserveCapacity(4)
+        self.headerFields.reserveByteCapacity(256)
         try flag(requestAnomalies, at: 0)
     }
 
@@ -238,4 +242,27 @@ public struct MultipartParser {
     func offset(_ index: Int) -> Int64 {
         consumed + Int64(index)
     }
+}
+
+/// Where a part's `Content-Disposition`, `Content-Type` and `Content-Transfer-Encoding` are
+/// among its header fields, and what its other headers flag, noted as the lines are taken.
+struct PartHeaderIndex {
+    /// The fields called one name: how many, and the first one's position.
+    struct Seen {
+        var count = 0
+        var first: Int?
+
+        mutating func note(_ position: Int) {
+            count += 1
+            if first == nil { first = position }
+        }
+    }
+
+    var disposition = Seen()
+    var contentType = Seen()
+    var transferEncoding = Seen()
+    /// `contentTransferEncoding`, `extraPartHeader`.
+    var anomalies: MultipartAnomalies = []
+    /// The first kept header that repeats an earlier one's name.
+    var repeatedKept: String?
 }
