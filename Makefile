@@ -30,9 +30,10 @@ export FORMGATE_PYTHON := $(PYTHON)
 SDK_VENV := .build/sdk-venv
 SDK_REQUIREMENTS := scripts/sdk-requirements.txt
 export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
-# strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation counter);
-# valgrind: `make h2-instructions`.
-BENCH_PACKAGES := nginx golang-go gnuplot-nox strace linux-perf gcc nghttp2-client valgrind
+# nginx, haproxy and caddy: the plain proxies FormGate is measured beside (Debian's 1.22, 2.6
+# and 2.6); strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation
+# counter); valgrind: `make h2-instructions`.
+BENCH_PACKAGES := nginx haproxy caddy golang-go gnuplot-nox strace linux-perf gcc nghttp2-client valgrind
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 # Release builds also optimise across modules: the hot path crosses HTTPCore, HTTP1, the parser
@@ -112,9 +113,10 @@ robustness: deps sdk-venv
 	$(PYTHON) scripts/robustness-report.py --check soak || $(MAKE) soak
 	$(PYTHON) scripts/robustness-report.py
 
-# The in-process parser benchmark and the side-by-side proxy benchmark (direct, nginx, a Go
-# rewriter, FormGate's routes; a Go load generator and a verifying Go sink that bench.py builds
-# into .build/bench/): docs/benchmarks.md, docs/benchmarks.png and the README's bench block.
+# The in-process parser benchmark and the side-by-side proxy benchmark (direct, nginx, HAProxy,
+# Caddy, a Go rewriter, FormGate's routes; a Go load generator and a verifying Go sink that
+# bench.py builds into .build/bench/): docs/benchmarks.md, docs/benchmarks.png and the README's
+# bench block.
 bench: deps release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	swift build -c release $(RELEASE_FLAGS) --product multipart-bench

@@ -10,6 +10,12 @@ but 200.
 Candidates, each in front of the same sink:
   direct        the generator talks to the sink
   nginx         nginx as its best users run it for uploads (the config is printed in the docs)
+  haproxy       HAProxy (Debian's 2.6), `mode http`, request buffering off, `http-reuse always`
+                to the sink, one thread per core, no logging, in the foreground as one process
+                (haproxy.cfg is printed in the docs)
+  caddy         Caddy (Debian's 2.6), `reverse_proxy` with `flush_interval -1`, request
+                buffering off (2.6's default), upstream keep-alive, admin and logs off (the
+                Caddyfile is printed in the docs)
   gorewriter    Go: mime/multipart reader + writer under a new boundary, httputil.ReverseProxy
   passthrough   FormGate, a route without multipart rules (bytes forwarded as they are)
   reencode      FormGate, `multipart: {}` (parse and re-encode under a new boundary)
@@ -20,28 +26,35 @@ Candidates, each in front of the same sink:
 
 HTTP/2 candidates (the h2 cases only; the generator is h2load from Debian's nghttp2-client,
 posting a body file scripts/bench/h2body wrote from the same payload, so the sink verifies
-every request as above; the TLS certificate is a self-signed P-256 one made here with openssl):
+every request as above; the TLS certificate is a self-signed P-256 one made here with openssl,
+the same for nginx, Caddy and FormGate):
   nginx-h2         nginx `listen ... ssl http2`, tuned for uploads as its users publish it
   nginx-h2c        the same nginx, `listen ... http2` without TLS (h2c to HTTP/1.1 upstream)
+  caddy-h2         Caddy's h1 config on a TLS site (`protocols h1 h2`), the same certificate
   h2-passthrough   FormGate, h2 over TLS (ALPN), the pass-through route
   h2-rules         FormGate, h2 over TLS (ALPN), the rules route
   h2c-passthrough  FormGate, prior-knowledge h2c, the pass-through route
 FormGate's h2 candidates are skipped, with the reason printed, while the binary does not answer
 h2 (probed with curl --http2 over ALPN and --http2-prior-knowledge): not a failure of the run.
 There is no direct h2 candidate: the sink speaks HTTP/1.1 only (Go 1.19's net/http serves h2c
-only with x/net, which is not here), so the h2 ratios are to nginx h2 over TLS.
+only with x/net, which is not here), so the h2 ratios are to nginx and Caddy h2 over TLS.
+
+nginx, HAProxy and Caddy are the plain proxies (PEERS): every ratio is printed to each, and the
+headline table is against the best of them in each case (the highest median, named in the
+table's first row); "Throughput × nginx" follows it, as before (scripts/bench_baseline.py
+compares both with the baseline block).
 
 Cases: one 1 GiB upload; 8 concurrent 128 MiB uploads; 4 KiB uploads on 64 keep-alive
 connections; and over HTTP/2: one 1 GiB upload, 8 concurrent 128 MiB uploads (one connection
 each), 4 KiB uploads on 64 connections × 10 concurrent streams (BENCH_H2_SMALL_REQUESTS of them,
 120,000: h2load's timed mode would cut the streams in flight at its end). Each case runs
 BENCH_REPEATS times per candidate (the order reversed every other round); medians are
-reported with the ratios to nginx (nginx h2 over TLS in the h2 cases) and to direct, CPU seconds per
-GiB or microseconds per request of the proxy, the sink and the generator (utime + stime
-from /proc, before and after), and the proxy's peak RSS (VmHWM).
+reported with the ratios to nginx, HAProxy, Caddy (nginx and Caddy h2 over TLS in the h2 cases)
+and direct, CPU seconds per GiB or microseconds per request of the proxy, the sink and the
+generator (utime + stime from /proc, before and after), and the proxy's peak RSS (VmHWM).
 
 Then the profile phase (also alone: `bench.py --profile`, which leaves the docs alone): the 4 KiB
-case once more for nginx and each FormGate candidate, a fresh process each, under
+case once more for nginx, HAProxy and each FormGate candidate, a fresh process each, under
 scripts/profile/alloccount.c (an LD_PRELOAD allocation counter built here with cc): allocations
 per request, syscalls per request by kind (`strace -c -f`), the top symbols (`perf record -g`,
 when perf can sample). BENCH_PROFILE_SECONDS (4) is the length of each of its windows.
@@ -79,33 +92,41 @@ profile_only = sys.argv[1:] == ["--profile"]
 if sys.argv[1:] and not profile_only:
     sys.exit("usage: bench.py [--profile]")
 cores = os.cpu_count() or 1
-H2_CANDIDATES = ["nginx-h2", "nginx-h2c", "h2-passthrough", "h2-rules", "h2c-passthrough"]
-ALL_CANDIDATES = "direct nginx gorewriter passthrough reencode rules digests jwt".split() + H2_CANDIDATES
+H2_CANDIDATES = ["nginx-h2", "nginx-h2c", "caddy-h2", "h2-passthrough", "h2-rules", "h2c-passthrough"]
+ALL_CANDIDATES = ("direct nginx haproxy caddy gorewriter passthrough reencode rules digests jwt".split() +
+                  H2_CANDIDATES)
 # FormGate's h2 candidates and their routes; the h2 candidates that speak TLS (ALPN h2), the
 # others prior-knowledge h2c.
 FORMGATE_H2 = {"h2-passthrough": "passthrough", "h2-rules": "rules", "h2c-passthrough": "passthrough"}
-H2_TLS = {"nginx-h2", "h2-passthrough", "h2-rules"}
+H2_TLS = {"nginx-h2", "caddy-h2", "h2-passthrough", "h2-rules"}
 # Candidates measured in the 4 KiB case only.
 SMALL_ONLY = {"jwt"}
 ALL_CASES = ["1x", "8x", "small", "h2-1x", "h2-8x", "h2-small"]
 SMALL_CASES = {"small", "h2-small"}
 H2_CASES = {"h2-1x", "h2-8x", "h2-small"}
-# The candidate each case's ratios are to: nginx over the same protocol, and direct (HTTP/1.1 only).
-REFERENCES = {False: ("nginx", "direct"), True: ("nginx-h2", None)}
+# The plain proxies, by protocol (h2: over TLS): each is a reference of the case tables, and
+# the fastest of them in a case is the headline's.
+PEERS = {False: ("nginx", "haproxy", "caddy"), True: ("nginx-h2", "caddy-h2")}
+# The candidates each case's ratios are to: the plain proxies over the same protocol, and direct
+# (HTTP/1.1 only).
+REFERENCES = {False: PEERS[False] + ("direct",), True: PEERS[True]}
+# The headline's reference: the best plain proxy of each case.
+BEST = "best"
 candidates = os.environ.get("BENCH_CANDIDATES", " ".join(ALL_CANDIDATES)).split()
 wanted = os.environ.get("BENCH_CASES", " ".join(ALL_CASES)).split()
 unknown = set(candidates) - set(ALL_CANDIDATES)
 if unknown:
     sys.exit(f"bench: unknown candidates {' '.join(sorted(unknown))} (known: {' '.join(ALL_CANDIDATES)})")
 partial = set(candidates) != set(ALL_CANDIDATES) or set(wanted) != set(ALL_CASES) or corrupt > 0
-LABELS = {"direct": "direct", "nginx": "nginx", "gorewriter": "Go rewriter",
-          "passthrough": "FormGate pass-through", "reencode": "FormGate re-encode",
+LABELS = {"direct": "direct", "nginx": "nginx", "haproxy": "HAProxy", "caddy": "Caddy",
+          "gorewriter": "Go rewriter", "passthrough": "FormGate pass-through", "reencode": "FormGate re-encode",
           "rules": "FormGate rules", "digests": "FormGate digests", "jwt": "FormGate rules + JWT",
-          "nginx-h2": "nginx h2 (TLS)", "nginx-h2c": "nginx h2c", "h2-passthrough": "FormGate h2 pass-through",
+          "nginx-h2": "nginx h2 (TLS)", "nginx-h2c": "nginx h2c", "caddy-h2": "Caddy h2 (TLS)",
+          "h2-passthrough": "FormGate h2 pass-through",
           "h2-rules": "FormGate h2 rules", "h2c-passthrough": "FormGate h2c pass-through"}
-MODES = {"direct": "raw", "nginx": "raw", "passthrough": "raw", "gorewriter": "reencode",
-         "reencode": "reencode", "rules": "rules", "digests": "digests", "jwt": "rules",
-         "nginx-h2": "raw", "nginx-h2c": "raw", "h2-passthrough": "raw", "h2-rules": "rules",
+MODES = {"direct": "raw", "nginx": "raw", "haproxy": "raw", "caddy": "raw", "passthrough": "raw",
+         "gorewriter": "reencode", "reencode": "reencode", "rules": "rules", "digests": "digests", "jwt": "rules",
+         "nginx-h2": "raw", "nginx-h2c": "raw", "caddy-h2": "raw", "h2-passthrough": "raw", "h2-rules": "rules",
          "h2c-passthrough": "raw"}
 processes = []
 
@@ -179,7 +200,8 @@ def stop(process):
 
 
 def tree(pid):
-    """The process and its children (nginx's workers; FormGate's threads count in its own stat)."""
+    """The process and its children (nginx's workers). The threads of FormGate, HAProxy (one
+    process, `nbthread` threads) and Caddy count in their process's own stat and status."""
     try:
         children = open(f"/proc/{pid}/task/{pid}/children").read().split()
     except OSError:
@@ -313,6 +335,76 @@ http {{
 """
 
 
+def haproxy_config(port, sink_port):
+    """HAProxy in front of an upload server, as its users run it: `mode http`, the request body
+    streamed as it comes (`http-buffer-request` is off by default; said here), client and sink
+    connections kept alive and idle sink connections shared between client connections
+    (`http-reuse always`), one thread per core, inactivity timeouts far above anything a 1 GiB
+    upload on loopback needs, `maxconn` far above the 64 connections of the 4 KiB case, no `log`
+    line (nothing logged anywhere), `tune.bufsize` at its 16 KiB default (its manual: "strongly
+    recommended not to change this from the default value"). Started without `daemon`, `-D`
+    or `-W`: one process in the foreground, no master, so the PID stopped and measured is the
+    proxy's, its threads counted in its own /proc figures. (Not `-db`, which the manual keeps
+    for development and small tests.)"""
+    return f"""global
+    nbthread {cores}
+    maxconn 4096
+
+defaults
+    mode http
+    option http-keep-alive
+    no option http-buffer-request
+    http-reuse always
+    timeout connect 5s
+    timeout client 10m
+    timeout server 10m
+    timeout http-keep-alive 10m
+
+frontend uploads
+    bind 127.0.0.1:{port}
+    default_backend sink
+
+backend sink
+    server sink 127.0.0.1:{sink_port}
+"""
+
+
+def caddy_config(port, sink_port, tls=False, cert=None, key=None):
+    """Caddy 2.6 in front of an upload server: `reverse_proxy` with `flush_interval -1`; request
+    bodies stream (2.6's `buffer_requests` is off unless named; its Caddyfile has no
+    `request_buffers` yet), admin endpoint and automatic HTTPS off, no access log (none unless a
+    site names `log`) and the runtime log at ERROR. Idle sink connections kept: 1,024, as
+    nginx's h2 upstream keeps; Caddy's default is 32 per host, and with 64 client connections
+    (640 h2 streams) it then closes and redials sink connections all the time (in the 4 KiB
+    case here, 0.5 to 0.75 times the requests per second and 1.7 times the CPU per request).
+    GOMAXPROCS is Go's default (every core). For h2: the same site over TLS with the run's
+    certificate, `protocols h1 h2` (no h3 listener)."""
+    site = f"https://:{port}" if tls else f"http://:{port}"
+    certificates = f"\n\ttls {cert} {key}" if tls else ""
+    return f"""{{
+	admin off
+	auto_https off
+	log {{
+		level ERROR
+	}}
+	servers {{
+		protocols {'h1 h2' if tls else 'h1'}
+	}}
+}}
+
+{site} {{
+	bind 127.0.0.1{certificates}
+	reverse_proxy 127.0.0.1:{sink_port} {{
+		flush_interval -1
+		transport http {{
+			keepalive_idle_conns 1024
+			keepalive_idle_conns_per_host 1024
+		}}
+	}}
+}}
+"""
+
+
 def formgate_h2_config(kind, port, sink_port, tls, cert=None, key=None):
     """FormGate with one HTTP/2 listener (issue 16's `http2:` listener key): TLS with ALPN h2,
     or prior-knowledge h2c; the route as in the HTTP/1.1 cases."""
@@ -332,9 +424,27 @@ def certificate():
     return cert, key
 
 
+def start_caddy(candidate, sink_port, port, env):
+    """Caddy with its Caddyfile in the run directory (h1, or h2 over TLS with the run's
+    certificate). XDG_CONFIG_HOME and XDG_DATA_HOME (its storage's default place) there too, so
+    Caddy writes nothing outside the run directory: 2.6 saves the config it runs
+    (autosave.json) to its config directory even with `admin off`."""
+    temp = os.path.join(work, "caddy")
+    os.makedirs(temp, exist_ok=True)
+    tls = candidate in H2_TLS
+    cert, key = certificate() if tls else (None, None)
+    config = os.path.join(temp, "Caddyfile")
+    open(config, "w").write(caddy_config(port, sink_port, tls, cert, key))
+    env = dict(env or os.environ, XDG_CONFIG_HOME=temp, XDG_DATA_HOME=temp)
+    return spawn([shutil.which("caddy") or "/usr/bin/caddy", "run", "--config", config, "--adapter", "caddyfile"],
+                 "caddy.log", env=env)
+
+
 def start_h2(candidate, sink_port, port, env):
-    """The HTTP/2 candidates: nginx (TLS or h2c) or FormGate with an h2 listener."""
+    """The HTTP/2 candidates: nginx (TLS or h2c), Caddy (TLS) or FormGate with an h2 listener."""
     cert, key = certificate()
+    if candidate == "caddy-h2":
+        return start_caddy(candidate, sink_port, port, env)
     if candidate.startswith("nginx"):
         temp = os.path.join(work, "nginx")
         os.makedirs(temp, exist_ok=True)
@@ -361,6 +471,12 @@ def start(candidate, sink_port, env=None):
         config = os.path.join(temp, "nginx.conf")
         open(config, "w").write(nginx_config(port, sink_port, temp))
         process = spawn([shutil.which("nginx") or "/usr/sbin/nginx", "-c", config, "-p", temp], "nginx.log", env=env)
+    elif candidate == "haproxy":
+        config = os.path.join(work, "haproxy.cfg")
+        open(config, "w").write(haproxy_config(port, sink_port))
+        process = spawn([shutil.which("haproxy") or "/usr/sbin/haproxy", "-f", config], "haproxy.log", env=env)
+    elif candidate == "caddy":
+        process = start_caddy(candidate, sink_port, port, env)
     else:
         config = os.path.join(work, f"{candidate}.yaml")
         open(config, "w").write(formgate_config(candidate, port, sink_port))
@@ -538,7 +654,7 @@ def median_of(samples, key):
 
 
 # --- the profile phase: where one 4 KiB upload's cost goes
-PROFILED = ["nginx", "passthrough", "reencode", "rules", "digests", "jwt"]
+PROFILED = ["nginx", "haproxy", "passthrough", "reencode", "rules", "digests", "jwt"]
 
 
 def build_counter():
@@ -676,9 +792,10 @@ def profile_section(results):
              f"realloc and the aligned allocators), after a 1 s warm-up, in three {profile_seconds} s windows: "
              "allocations and CPU (utime + stime from `/proc`, with the counter loaded), syscalls (`strace -c -f` "
              "attached to every process of the proxy), samples (`perf record -g`). Per request means per request "
-             "the sink verified in that window. nginx allocates from its own per-request pools (`ngx_palloc`), so "
-             "its malloc count is the pools' blocks, not every object; strace slows every candidate, so its counts "
-             "per request hold but its timings do not.", "",
+             "the sink verified in that window. nginx allocates from its own per-request pools (`ngx_palloc`) and "
+             "HAProxy from its own pools with per-thread caches (`pool_alloc`), so their malloc counts are the "
+             "pools' blocks, not every object; strace slows every candidate, so its counts per request hold but "
+             "its timings do not.", "",
              "| candidate | requests | CPU µs/req | allocations/req | reallocs/req | frees/req | bytes allocated/req "
              "| syscalls/req |", "|---|" + "---:|" * 7]
     for name in names:
@@ -770,8 +887,9 @@ def main():
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
     h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
-    tables = (headline(results, h1_cases, table, "nginx") + headline(results, h2_cases, table, "nginx-h2") +
-              not_measured + summary(results, cases, table))
+    tables = (headline(results, h1_cases, table, BEST) + headline(results, h1_cases, table, "nginx") +
+              jwt_cost(results) + headline(results, h2_cases, table, BEST) +
+              headline(results, h2_cases, table, "nginx-h2") + not_measured + summary(results, cases, table))
     print(f"\nbench: the sink verified all {verified[0]:,} requests ({verified[1] / (1 << 30):,.1f} GiB of file "
           f"content, byte for byte): 0 mismatches, 0 unverified.\n")
     print("\n".join(tables))
@@ -815,22 +933,47 @@ def loadavg():
     return open("/proc/loadavg").read().split()[0]
 
 
+def best_peer(results, key):
+    """The plain proxy (PEERS) with the highest median throughput in a case, or None."""
+    measured = [name for name in PEERS[key in H2_CASES] if results[key].get(name)]
+    return max(measured, key=lambda name: median_of(results[key][name], "value"), default=None)
+
+
 def headline(results, cases, table, reference):
-    """Each candidate's median throughput (MB/s or req/s) as a ratio to the reference's (nginx
-    over the same protocol), one column per case."""
-    if not cases or reference not in candidates:
+    """Each candidate's median throughput (MB/s or req/s) as a ratio to the reference's, one
+    column per case. The reference: nginx over the same protocol, or (BEST) the fastest plain
+    proxy of each case, which the table's first row names."""
+    if not cases:
         return []
-    title = "Throughput × nginx" if reference == "nginx" else "HTTP/2 throughput × nginx h2 (TLS)"
-    lines = [f"**{title}** (medians, same run)", "",
+    h2 = cases[0] in H2_CASES
+    if reference == BEST:
+        references = {key: best_peer(results, key) for key in cases}
+        if not any(references.values()):
+            return []
+        peers = [LABELS[name] for name in PEERS[h2] if name in candidates]
+        peers = " and ".join([", ".join(peers[:-1]), peers[-1]] if len(peers) > 1 else peers)
+        title = "HTTP/2 throughput × the best plain proxy (TLS)" if h2 else "Throughput × the best plain proxy"
+        note = (f"(medians, same run; each column's reference is the fastest of {peers} in that case, named in "
+                "the first row)")
+    elif reference in candidates:
+        references = {key: reference for key in cases}
+        title = "HTTP/2 throughput × nginx h2 (TLS)" if h2 else "Throughput × nginx"
+        note = "(medians, same run)"
+    else:
+        return []
+    lines = [f"**{title}** {note}", "",
              "| candidate | " + " | ".join(table[key][0] for key in cases) + " |", "|---|" + "---:|" * len(cases)]
+    if reference == BEST:
+        lines.append("| best plain proxy | " + " | ".join(LABELS[references[key]] if references[key] else "—"
+                                                        for key in cases) + " |")
     for candidate in candidates:
         if not any(candidate in results[key] for key in cases):
             continue
-        ratios = [median_of(results[key][candidate], "value") / median_of(results[key][reference], "value")
-                  if candidate in results[key] else None for key in cases]
+        ratios = [median_of(results[key][candidate], "value") / median_of(results[key][references[key]], "value")
+                  if candidate in results[key] and references[key] else None for key in cases]
         lines.append(f"| {LABELS[candidate]} | " + " | ".join("—" if ratio is None else f"{ratio:.2f}×"
                                                               for ratio in ratios) + " |")
-    return lines + [""] + (jwt_cost(results) if reference == "nginx" else [])
+    return lines + [""]
 
 
 def jwt_cost(results):
@@ -846,16 +989,14 @@ def jwt_cost(results):
 
 
 def summary(results, cases, table):
-    """One markdown table per case, medians, with the ratios to the case's references (nginx
-    over the same protocol, and direct for HTTP/1.1)."""
+    """One markdown table per case, medians, with the ratios to the case's references measured
+    in this run (the plain proxies over the same protocol, and direct for HTTP/1.1)."""
     lines = []
     for key in cases:
         small = key in SMALL_CASES
-        references = [name for name in REFERENCES[key in H2_CASES] if name]
         medians = {c: {k: median_of(results[key][c], k) for k in results[key][c][0]} for c in results[key]}
+        references = [name for name in REFERENCES[key in H2_CASES] if name in medians]
         def ratio(candidate, reference):
-            if reference not in medians:
-                return "—"
             return f"{medians[candidate]['value'] / medians[reference]['value']:.2f}×"
         ratios = "".join(f" × {LABELS[name]} |" for name in references)
         lines += [f"**{table[key][0]}**", ""]
@@ -893,18 +1034,23 @@ def facts():
                              capture_output=True, text=True).stdout.strip()
     commit += " +changes" if changed else ""
     return dict(commit=commit, cpu=model.group(1).strip() if model else "unknown", kernel=os.uname().release,
-                nginx=version([shutil.which("nginx") or "/usr/sbin/nginx", "-v"], r"nginx/(\S+)"), go=version(["go", "version"], r"go version go(\S+)"),
+                nginx=version([shutil.which("nginx") or "/usr/sbin/nginx", "-v"], r"nginx/(\S+)"),
+                haproxy=version([shutil.which("haproxy") or "/usr/sbin/haproxy", "-v"], r"HAProxy version (\S+)"),
+                caddy=version([shutil.which("caddy") or "/usr/bin/caddy", "version"], r"v?(\d\S*)"),
+                go=version(["go", "version"], r"go version go(\S+)"),
                 formgate=version([binary, "version"]), h2load=version(["h2load", "--version"], r"(nghttp2/\S+)"))
 
 
 def write_docs(results, cases, table, tables, parser_table, memory, verified, timing, f, profile, against):
     today = time.strftime("%Y-%m-%d")
     header = [f"`make bench` (`scripts/bench.py`) on {today}, commit `{f['commit']}`, {f['formgate']} (release build), "
-              f"nginx {f['nginx']}, Go {f['go']}; {cores} cores ({f['cpu']}), Linux {f['kernel']}, loopback. "
-              "Generator, proxy and sink share the cores. Medians of "
-              f"{repeats} rounds, candidates alternating (order reversed every other round); ratios are to nginx "
-              "and to direct in the same run. CPU is utime + stime from `/proc` around each measurement: per GiB "
-              "of file content for large uploads, per request for small ones; peak RSS is the proxy's VmHWM.",
+              f"nginx {f['nginx']}, HAProxy {f['haproxy']}, Caddy {f['caddy']}, Go {f['go']}; {cores} cores "
+              f"({f['cpu']}), Linux {f['kernel']}, loopback. Generator, proxy and sink share the cores. Medians of "
+              f"{repeats} rounds, candidates alternating (order reversed every other round); ratios are to the plain "
+              "proxies (nginx, HAProxy and Caddy; over h2 nginx and Caddy with TLS) and to direct in the same run, "
+              "the headline's to the fastest plain proxy of each case. CPU is utime + stime from `/proc` around "
+              "each measurement: per GiB of file content for large uploads, per request for small ones; peak RSS is "
+              "the proxy's VmHWM.",
               "",
               f"Whole run {timing['elapsed']:.0f} s; load average (1 min) {timing['load_before']} before, "
               f"{timing['load_after']} after: other work on the machine moves every figure, the ratios less.", "",
@@ -938,13 +1084,19 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
                "with FormGate. Each file's content comes from a seed (64 KiB pages stamped with the seed and their "
                "index, the rest from one random block), so the sink compares every byte it receives with what was "
                "sent at memory speed. It parses every body with `mime/multipart`, as an upload server would, and "
-               "answers 422 and counts a mismatch when anything differs: for direct, nginx and the pass-through "
-               "route the client's boundary and the whole body byte for byte; for the rewriting candidates the "
-               "multipart structure (boundary changed, exactly the expected fields with their values, one file part "
-               "with its name, file name and type, every file byte and the size), for the digests route also the "
-               "`file.sha256` field against the SHA-256 the generator computed before sending.", "",
+               "answers 422 and counts a mismatch when anything differs: for direct, the plain proxies and the "
+               "pass-through route the client's boundary and the whole body byte for byte; for the rewriting "
+               "candidates the multipart structure (boundary changed, exactly the expected fields with their values, "
+               "one file part with its name, file name and type, every file byte and the size), for the digests "
+               "route also the `file.sha256` field against the SHA-256 the generator computed before sending.", "",
                "nginx (`nginx.conf`; each run picks free ports, shown here as 8080 and 9000):", "", "```nginx",
                nginx_config(8080, 9000, ".build/bench/run/nginx").rstrip(), "```", "",
+               "HAProxy (`haproxy.cfg`, started as `haproxy -f haproxy.cfg`: without `daemon` one process in the "
+               "foreground, no master, its threads counted in the process's own `/proc` figures):", "", "```haproxy",
+               haproxy_config(8080, 9000).rstrip(), "```", "",
+               "Caddy (`Caddyfile`, started as `caddy run --config Caddyfile --adapter caddyfile` with "
+               "`XDG_CONFIG_HOME` and `XDG_DATA_HOME` in the run directory; GOMAXPROCS Go's default):", "",
+               "```caddy", caddy_config(8080, 9000).rstrip(), "```", "",
                "FormGate (one config per candidate, one route each; the route block differs):", "", "```yaml",
                formgate_config("rules", 8080, 9000).rstrip(), "```", "",
                "Route blocks: pass-through (no `multipart` key), re-encode `multipart: {}`, rules as above, "
@@ -962,6 +1114,9 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
                "from `wait4`. TLS: a self-signed P-256 certificate made at run time. nginx for h2 (the h2c "
                "candidate listens `http2` without `ssl`):", "", "```nginx",
                nginx_h2_config(8443, 9000, ".build/bench/run/nginx", True, "bench-cert.pem", "bench-key.pem").rstrip(),
+               "```", "", "Caddy for h2 (TLS, the same certificate; its HTTP/2 is Go's, with the default flow-control "
+               "windows: Caddy 2.6 has no setting for them):", "", "```caddy",
+               caddy_config(8443, 9000, True, "bench-cert.pem", "bench-key.pem").rstrip(),
                "```", "", "FormGate for h2 (the h2c candidate's listener is `{ address: ..., http2: { h2c: true } }`):",
                "", "```yaml", formgate_h2_config("rules", 8443, 9000, True, "bench-cert.pem", "bench-key.pem").rstrip(),
                "```", ""]

@@ -4,8 +4,13 @@
 BENCH_BASELINE, a copy of an earlier block, so several runs compare with the same one), parses
 its markdown tables, and sets this run's tables beside them:
 
-- every ratio of the two summary tables ("Throughput × nginx", "HTTP/2 throughput × nginx h2
-  (TLS)"), with the change, and the ones that fell by more than 0.05 named;
+- every ratio of the summary tables ("Throughput × the best plain proxy", "Throughput × nginx",
+  and the two HTTP/2 ones, × the best plain proxy and × nginx h2 over TLS), with the change, and
+  the ones that fell by more than 0.05 named. Only the tables and rows the baseline block has
+  are compared: a block from before HAProxy and Caddy were measured has neither their rows nor
+  the best-proxy tables, and its nginx ratios are set beside this run's. A best-proxy ratio
+  compares with a baseline whose best proxy may have been another (each block's first row of
+  that table names it);
 - HTTP/2 over TLS, the FormGate candidates in the h2 1 GiB and 4 KiB cases: throughput, the ratio
   to nginx h2 over TLS and the proxy's CPU, baseline against this run.
 
@@ -14,7 +19,8 @@ against the same baseline appear side by side (run 1, run 2, ...).
 """
 import json, os, re
 
-SUMMARIES = ["Throughput × nginx", "HTTP/2 throughput × nginx h2 (TLS)"]
+SUMMARIES = ["Throughput × the best plain proxy", "Throughput × nginx",
+             "HTTP/2 throughput × the best plain proxy (TLS)", "HTTP/2 throughput × nginx h2 (TLS)"]
 TLS_CASES = ["h2 1 × 1 GiB", "h2 4 KiB × 64 conns × 10 streams"]
 TLS_CANDIDATES = ["FormGate h2 pass-through", "FormGate h2 rules"]
 TLS_COLUMNS = ["MB/s", "req/s", "× nginx h2 (TLS)", "proxy CPU s/GiB", "proxy CPU µs/req"]
