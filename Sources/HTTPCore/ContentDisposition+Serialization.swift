@@ -27,17 +27,34 @@ extension ContentDisposition {
     }
 
     /// Appends `value` as a quoted string with the escaping described on `serialized`.
-    public static func appendQuoted(_ value: [UInt8], to out: inout [UInt8]) {
+    public static func appendQuoted(_ value: some Collection<UInt8>, to out: inout [UInt8]) {
+        let done: Void? = value.withContiguousStorageIfAvailable { appendQuoted($0, to: &out) }
+        if done == nil { Array(value).withUnsafeBufferPointer { appendQuoted($0, to: &out) } }
+    }
+
+    /// `appendQuoted` over a buffer: runs of plain bytes are appended at once.
+    static func appendQuoted(_ value: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in value {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "%22".utf8)
-            case 0x0D: out.append(contentsOf: "%0D".utf8)
-            case 0x0A: out.append(contentsOf: "%0A".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            default: out.append(byte)
+        var start = 0
+        var index = 0
+        while index < value.count {
+            let escape: StaticString
+            switch value[index] {
+            case UInt8(ascii: "\""): escape = "%22"
+            case 0x0D: escape = "%0D"
+            case 0x0A: escape = "%0A"
+            case UInt8(ascii: "\\"): escape = #"\\"#
+            default:
+                index += 1
+                continue
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
+            out.append(
+                contentsOf: UnsafeBufferPointer(start: escape.utf8Start, count: escape.utf8CodeUnitCount))
+            index += 1
+            start = index
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
         out.append(UInt8(ascii: "\""))
     }
 }

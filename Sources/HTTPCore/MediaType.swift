@@ -129,13 +129,19 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Checks a boundary against RFC 2046 §5.1.1.
-    public static func validateBoundary(_ boundary: [UInt8]) throws(HTTPCoreError) {
-        guard (1...70).contains(boundary.count), boundary.last != 0x20 else {
-            throw HTTPCoreError(.invalidBoundary, at: min(boundary.count, 70))
+    public static func validateBoundary(_ boundary: some Collection<UInt8>) throws(HTTPCoreError) {
+        var count = 0
+        var last: UInt8 = 0
+        var bad: Int?
+        for byte in boundary {
+            if bad == nil, !ByteClass.isBoundaryChar(byte) { bad = count }
+            last = byte
+            count += 1
         }
-        if let bad = boundary.firstIndex(where: { !ByteClass.isBoundaryChar($0) }) {
-            throw HTTPCoreError(.invalidBoundary, at: bad)
+        guard (1...70).contains(count), last != 0x20 else {
+            throw HTTPCoreError(.invalidBoundary, at: min(count, 70))
         }
+        if let bad { throw HTTPCoreError(.invalidBoundary, at: bad) }
     }
 
     /// Whether this type matches `pattern`: `*/*`, `type/*` or an exact `type/subtype`.

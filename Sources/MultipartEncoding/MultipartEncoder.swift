@@ -41,33 +41,72 @@ public struct MultipartEncoder: Sendable {
         _ disposition: ContentDisposition, headers: HeaderFields = HeaderFields(),
         into sink: inout some ByteSink
     ) throws(MultipartEncodingError) {
-        guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
-        try headers.forEachField { (name, value) throws(MultipartEncodingError) in
-            guard !name.isEmpty, name.allSatisfy(ByteClass.isTokenChar),
-                !asciiCaseInsensitiveEquals(name, "content-disposition".utf8),
-                !value.contains(where: ByteClass.isForbiddenInFieldValue)
-            else { throw MultipartEncodingError(.invalidHeader(String(decoding: name, as: UTF8.self))) }
+        try writeHead(
+            headers, extra: 3 * ((disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0)),
+            into: &sink
+        ) {
+            Self.append("\r\nContent-Disposition: ", to: &$0)
+            disposition.appendSerialized(to: &$0)
         }
+    }
+
+    /// `beginPart(_:headers:into:)` for a part called `name`, a file part when `filename` is
+    /// given; the disposition is written as `ContentDisposition.serialized` writes it.
+    public mutating func beginPart(
+        name: String, filename: String? = nil, headers: HeaderFields = HeaderFields(),
+        into sink: inout some ByteSink
+    ) throws(MultipartEncodingError) {
+        try writeHead(headers, extra: 3 * (name.utf8.count + (filename?.utf8.count ?? 0)), into: &sink) {
+            Self.append("\r\nContent-Disposition: form-data; name=", to: &$0)
+            ContentDisposition.appendQuoted(name.utf8, to: &$0)
+            if let filename {
+                Self.append("; filename=", to: &$0)
+                ContentDisposition.appendQuoted(filename.utf8, to: &$0)
+            }
+        }
+    }
+
+    /// Writes a part head: the delimiter, what `disposition` appends, `headers`, the blank line.
+    private mutating func writeHead(
+        _ headers: HeaderFields, extra: Int, into sink: inout some ByteSink,
+        disposition: (inout [UInt8]) -> Void
+    ) throws(MultipartEncodingError) {
+        guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
+        try Self.validate(headers)
         var head = scratch
         scratch = []
         head.removeAll(keepingCapacity: true)
-        head.reserveCapacity(
-            160 + boundary.bytes.count + (disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0)
-                + headers.serializedCount)
+        head.reserveCapacity(64 + boundary.bytes.count + extra + headers.serializedCount)
         appendDelimiter(to: &head)
-        head.append(contentsOf: "\r\nContent-Disposition: ".utf8)
-        disposition.appendSerialized(to: &head)
-        head.append(contentsOf: [0x0D, 0x0A])
+        disposition(&head)
+        Self.append("\r\n", to: &head)
         headers.forEachField { name, value in
             head.append(contentsOf: name)
-            head.append(contentsOf: ": ".utf8)
+            Self.append(": ", to: &head)
             head.append(contentsOf: value)
-            head.append(contentsOf: [0x0D, 0x0A])
+            Self.append("\r\n", to: &head)
         }
-        head.append(contentsOf: [0x0D, 0x0A])
+        Self.append("\r\n", to: &head)
         sink.write(head)
         scratch = head
         partCount += 1
+    }
+
+    /// Refuses a header a part head must not carry.
+    private static func validate(_ headers: HeaderFields) throws(MultipartEncodingError) {
+        try headers.forEachField { (name, value) throws(MultipartEncodingError) in
+            var valid = !name.isEmpty && !asciiCaseInsensitiveEquals(name, "content-disposition".utf8)
+            for byte in name where !ByteClass.isTokenChar(byte) { valid = false }
+            for byte in value where ByteClass.isForbiddenInFieldValue(byte) { valid = false }
+            guard valid else {
+                throw MultipartEncodingError(.invalidHeader(String(decoding: name, as: UTF8.self)))
+            }
+        }
+    }
+
+    /// Appends a literal's bytes.
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Writes content bytes of the current part as they are.
@@ -78,8 +117,7 @@ public struct MultipartEncoder: Sendable {
 
     /// `--boundary`, after a CRLF unless it starts the body.
     private func appendDelimiter(to out: inout [UInt8]) {
-        if partCount > 0 || leadingLineBreak { out.append(contentsOf: [0x0D, 0x0A]) }
-        out.append(contentsOf: [UInt8(ascii: "-"), UInt8(ascii: "-")])
+        Self.append(partCount > 0 || leadingLineBreak ? "\r\n--" : "--", to: &out)
         out.append(contentsOf: boundary.bytes)
     }
 
@@ -107,10 +145,10 @@ public struct MultipartEncoder: Sendable {
         close.removeAll(keepingCapacity: true)
         close.reserveCapacity(boundary.bytes.count + 6 + trailing)
         appendDelimiter(to: &close)
-        close.append(contentsOf: "--".utf8)
+        Self.append("--", to: &close)
         if trailing == 1 { close.append(UInt8(ascii: " ")) }
         if trailing >= 2 {
-            for _ in 0..<(trailing / 2) { close.append(contentsOf: "\r\n".utf8) }
+            for _ in 0..<(trailing / 2) { Self.append("\r\n", to: &close) }
             if trailing % 2 == 1 { close.append(UInt8(ascii: " ")) }
         }
         sink.write(close)

@@ -8,7 +8,7 @@ extension MultipartParser {
         var matched = matched
         var index = start
         while index < buffer.count {
-            guard buffer[index] == delimiter[1 + matched] else {
+            guard buffer[index] == heldBytes[2 + matched] else {
                 if matched >= 2 { throw MultipartError(.foreignDelimiter, at: offset(index)) }
                 try flag(.dataBefore, at: offset(index))
                 state = .preamble(matched: 0)
@@ -35,7 +35,7 @@ extension MultipartParser {
         while index < buffer.count {
             let byte = buffer[index]
             if matched > 0 {
-                if byte == delimiter[matched] {
+                if byte == heldBytes[1 + matched] {
                     matched += 1
                     index += 1
                     if matched == delimiterCount {

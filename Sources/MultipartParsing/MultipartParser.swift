@@ -61,12 +61,12 @@ public struct MultipartParser {
     /// Parts begun so far.
     public internal(set) var partCount = 0
     /// The boundary this parser looks for (without the leading dashes).
-    public var boundary: [UInt8] { Array(delimiter.dropFirst(3)) }
+    public var boundary: [UInt8] { Array(heldBytes.dropFirst(4)) }
 
     /// The bytes of the closing delimiter this body ends with, from the line break before it
     /// to its final `--`: `CRLF--boundary--`, or `LF--boundary--` in a bare-LF body (the
     /// line ending is fixed by the first delimiter; a body that mixes them is refused).
-    public var closeDelimiterLength: Int { delimiter.count + 2 + (lineEnding == .lf ? 0 : 1) }
+    public var closeDelimiterLength: Int { delimiterCount + 2 + (lineEnding == .lf ? 0 : 1) }
 
     /// Whether the closing delimiter has been read.
     public var isComplete: Bool {
@@ -74,10 +74,10 @@ public struct MultipartParser {
     }
 
     /// `\n--boundary`: what the body search looks for.
-    let delimiter: [UInt8]
+    var delimiter: ArraySlice<UInt8> { heldBytes[1...] }
     /// `\r\n--boundary`: the bytes held back (as a count) while matching.
     let heldBytes: [UInt8]
-    var delimiterCount: Int { delimiter.count }
+    var delimiterCount: Int { heldBytes.count - 1 }
 
     var state: State = .start(matched: 0)
     var insidePart = false
@@ -116,7 +116,6 @@ public struct MultipartParser {
         boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits(),
         policy: MultipartPolicy = MultipartPolicy(), requestAnomalies: MultipartAnomalies = []
     ) throws(MultipartError) {
-        let boundary = Array(boundary)
         do {
             try MediaType.validateBoundary(boundary)
         } catch {
@@ -128,8 +127,7 @@ public struct MultipartParser {
         held.reserveCapacity(boundary.count + 4)
         held.append(contentsOf: [0x0D, 0x0A, 0x2D, 0x2D])
         held.append(contentsOf: boundary)
-        self.heldBytes = held  // CR LF - - boundary
-        self.delimiter = Array(held[1...])  // LF - - boundary
+        self.heldBytes = held  // CR LF - - boundary; the delimiter is from the LF on
         self.headerLine.reserveCapacity(256)
         self.headerFields.reserveCapacity(4)
         self.headerFields.reserveByteCapacity(256)

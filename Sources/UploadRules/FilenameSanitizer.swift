@@ -14,28 +14,54 @@ public enum FilenameSanitizer {
     ///
     /// - Throws: `Refusal` for names that cannot be made safe by trimming.
     public static func sanitize(_ raw: [UInt8]) throws(Refusal) -> String {
-        if let plain = try sanitizePlainASCII(raw) { return plain }
+        let plain = try raw.withUnsafeBufferPointer { (raw) throws(Refusal) in try isPlainASCII(raw) }
+        if plain { return String(decoding: raw, as: UTF8.self) }
         return try sanitizeText(raw)
+    }
+
+    /// `sanitize(_:)` for a name given as a string: a plain name is returned as it is.
+    public static func sanitize(_ name: String) throws(Refusal) -> String {
+        var name = name
+        let plain = name.withUTF8 { raw in Result { () throws(Refusal) in try isPlainASCII(raw) } }
+        if try plain.get() { return name }
+        return try sanitizeText(Array(name.utf8))
     }
 
     /// The common case without String work: printable ASCII, no path separator or colon, no
     /// leading dot, no trailing dot or space, at most 255 bytes: kept as is unless its stem is a
     /// device name. `nil` sends the name to `sanitizeText` (the tests check both agree).
     static func sanitizePlainASCII(_ raw: [UInt8]) throws(Refusal) -> String? {
-        guard raw.count <= 255, let first = raw.first, let last = raw.last, first != 0x2E, last != 0x2E,
-            last != 0x20,
-            raw.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x2F && $0 != 0x5C && $0 != 0x3A })
-        else { return nil }
-        var stem = raw[..<(raw.firstIndex(of: 0x2E) ?? raw.count)]
-        while stem.first == 0x20 { stem = stem.dropFirst() }
-        while stem.last == 0x20 { stem = stem.dropLast() }
-        if stem.count <= 7 {
-            let upper = String(
-                decoding: stem.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
-            if deviceNames.contains(upper) { throw .deviceName }
-        }
-        return String(decoding: raw, as: UTF8.self)
+        let plain = try raw.withUnsafeBufferPointer { (raw) throws(Refusal) in try isPlainASCII(raw) }
+        return plain ? String(decoding: raw, as: UTF8.self) : nil
     }
+
+    /// Whether `raw` is a plain name `sanitizePlainASCII` keeps; throws for a device name.
+    static func isPlainASCII(_ raw: UnsafeBufferPointer<UInt8>) throws(Refusal) -> Bool {
+        guard raw.count <= 255, let first = raw.first, let last = raw.last, first != 0x2E, last != 0x2E,
+            last != 0x20
+        else { return false }
+        var stemEnd = raw.count
+        for (index, byte) in raw.enumerated() {
+            guard byte >= 0x20, byte < 0x7F, byte != 0x2F, byte != 0x5C, byte != 0x3A else { return false }
+            if byte == 0x2E, stemEnd == raw.count { stemEnd = index }
+        }
+        var stemStart = 0
+        while stemStart < stemEnd, raw[stemStart] == 0x20 { stemStart += 1 }
+        while stemEnd > stemStart, raw[stemEnd - 1] == 0x20 { stemEnd -= 1 }
+        if stemEnd - stemStart <= 7 {
+            // The stem upper-cased, packed into one word: no String for the lookup.
+            var packed: UInt64 = 0
+            for byte in raw[stemStart..<stemEnd] {
+                packed = packed << 8 | UInt64(byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte)
+            }
+            if packedDeviceNames.contains(packed) { throw .deviceName }
+        }
+        return true
+    }
+
+    /// `deviceNames` packed as `isPlainASCII` packs a stem.
+    static let packedDeviceNames: Set<UInt64> = Set(
+        deviceNames.map { name in name.utf8.reduce(0) { $0 << 8 | UInt64($1) } })
 
     /// The general case, on Unicode text.
     static func sanitizeText(_ raw: [UInt8]) throws(Refusal) -> String {

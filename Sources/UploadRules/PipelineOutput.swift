@@ -14,21 +14,11 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
     var deferred: Sink?
     /// Whether the current writes are for `deferred`.
     var toDeferred = false
-    private var segments: [Segment] = []
+    private var segments: [HeldSegment] = []
     /// The bytes kept behind pending holds.
     private(set) var heldBytes = 0
     /// Every byte written so far, held or not (the body's length once it ends).
     private(set) var written: Int64 = 0
-
-    struct Segment {
-        enum Kind {
-            case bytes(toDeferred: Bool)
-            case gate(HoldID)
-            case value(HoldID, index: Int, toDeferred: Bool)
-        }
-        var kind: Kind
-        var bytes: [UInt8] = []
-    }
 
     init(sink: Sink) {
         self.sink = sink
@@ -38,7 +28,7 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
     var isHolding: Bool { !segments.isEmpty }
 
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty else { return }
+        guard bytes.count > 0 else { return }
         written += Int64(bytes.count)
         guard segments.isEmpty else { return keep(bytes) }
         if toDeferred {
@@ -53,19 +43,19 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
         if case .bytes(let destination) = segments[segments.count - 1].kind, destination == toDeferred {
             segments[segments.count - 1].bytes.append(contentsOf: bytes)
         } else {
-            segments.append(Segment(kind: .bytes(toDeferred: toDeferred), bytes: Array(bytes)))
+            segments.append(HeldSegment(kind: .bytes(toDeferred: toDeferred), bytes: Array(bytes)))
         }
     }
 
     /// Starts holding at this point: what follows waits until `id` is released.
     mutating func hold(_ id: HoldID) {
-        segments.append(Segment(kind: .gate(id)))
+        segments.append(HeldSegment(kind: .gate(id)))
     }
 
     /// The place of the `index`th value `id` supplies when it is released (after `hold(id)`).
     mutating func holdValue(_ id: HoldID, index: Int) {
         precondition(isHolding, "a value slot outside a hold")
-        segments.append(Segment(kind: .value(id, index: index, toDeferred: toDeferred)))
+        segments.append(HeldSegment(kind: .value(id, index: index, toDeferred: toDeferred)))
     }
 
     /// Writes the held segments in order, up to the first gate whose hold `values` does not
@@ -107,4 +97,16 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
             sink.write(bytes)
         }
     }
+}
+
+/// A piece of what a `PipelineOutput` holds (outside the generic type, so reaching the list
+/// needs no generic metadata on the write path).
+struct HeldSegment {
+    enum Kind {
+        case bytes(toDeferred: Bool)
+        case gate(HoldID)
+        case value(HoldID, index: Int, toDeferred: Bool)
+    }
+    var kind: Kind
+    var bytes: [UInt8] = []
 }

@@ -87,6 +87,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// A file part whose head waits for the sniff window.
     var held: HeldPart?
     var lookahead: [UInt8] = []
+    /// The buffers of the last part head's fields, reused by the next one.
+    var headScratch = HeaderFields()
 
     struct HeldPart {
         var head: PartHead
@@ -122,8 +124,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         var values = TemplateValues()
         values.time = now
         values.date = Self.date(now)
-        values.header = { headers[$0] }
-        values.identity = identity
+        values.request = TemplateRequest(headers: headers, identity: identity)
         self.requestValues = values
         self.encoder = MultipartEncoder(boundary: boundary, leadingLineBreak: rules.fieldsFirst)
         self.pendingBefore = rules.inject.indices.filter {
@@ -194,10 +195,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     private mutating func begin(_ head: PartHead) {
         let original = head.nameString
         let declared = Self.declaredType(head)
-        let name = rules.renameFields[original] ?? original
+        let name = rules.renameFields.isEmpty ? original : rules.renameFields[original] ?? original
         // A client field named like one FormGate adds would reach the upstream beside it (PHP
         // keeps the last value): it is dropped as if `drop_fields` named it.
-        if rules.dropFields.contains(original) || rules.shadowsAddedField(name) {
+        if (!rules.dropFields.isEmpty && rules.dropFields.contains(original)) || rules.shadowsAddedField(name)
+        {
             dropping = true
             records.append(
                 PartRecord(
@@ -226,8 +228,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 return
             }
             values.original = safe
-            if let dot = safe.lastIndex(of: "."), dot != safe.startIndex {
-                values.ext = safe[dot...].lowercased()
+            let utf8 = safe.utf8
+            if let dot = utf8.lastIndex(of: UInt8(ascii: ".")), dot != utf8.startIndex {
+                values.ext = Self.lowercasedASCII(safe[dot...])
                 values.basename = String(safe[..<dot])
             } else {
                 values.basename = safe
@@ -256,7 +259,18 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// The head carries `Content-Type` (declared, sniffed, or repaired) and the headers the
     /// route keeps, nothing else (RFC 7578 §4.8).
     private mutating func emitHead(_ part: HeldPart, sniffed: String?) {
-        var partHeaders = HeaderFields()
+        // The head's fields are built in a buffer kept from part to part.
+        var partHeaders = headScratch
+        headScratch = HeaderFields()
+        partHeaders.removeAll(keepingCapacity: true)
+        emitHead(part, sniffed: sniffed, headers: &partHeaders)
+        headScratch = partHeaders
+    }
+
+    /// `emitHead(_:sniffed:)` with the head's fields built in `partHeaders`.
+    private mutating func emitHead(
+        _ part: HeldPart, sniffed: String?, headers partHeaders: inout HeaderFields
+    ) {
         let declared = Self.declaredType(part.head)
         if let declared, !part.head.hasInvalidContentType {
             partHeaders.append(name: "Content-Type", value: declared)
@@ -312,7 +326,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             if let template = rules.filename, !part.safeName.isEmpty {
                 let rendered = template.render(values, random: &random)
                 do throws(FilenameSanitizer.Refusal) {
-                    finalFilename = try FilenameSanitizer.sanitize(Array(rendered.utf8))
+                    finalFilename = try FilenameSanitizer.sanitize(rendered)
                 } catch {
                     refusal = Refusal(
                         .unsafeFilename, description: "the filename template produced an unsafe name")
@@ -323,14 +337,20 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             }
             values.filename = finalFilename ?? ""
         }
-        let due = pendingBefore.filter { rules.inject[$0].position == .before(part.name) }
-        pendingBefore.removeAll { due.contains($0) }
-        for index in due { emitInjection(index, values: values, contentType: partHeaders["Content-Type"]) }
-        let disposition = ContentDisposition(
-            name: Array(part.name.utf8), filename: finalFilename.map { Array($0.utf8) })
+        var pending = 0
+        while pending < pendingBefore.count {
+            let injection = pendingBefore[pending]
+            guard rules.inject[injection].position == .before(part.name) else {
+                pending += 1
+                continue
+            }
+            pendingBefore.remove(at: pending)
+            emitInjection(injection, values: values, contentType: partHeaders["Content-Type"])
+        }
         output.toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
         do throws(MultipartEncodingError) {
-            try encoder.beginPart(disposition, headers: partHeaders, into: &output)
+            try encoder.beginPart(
+                name: part.name, filename: finalFilename, headers: partHeaders, into: &output)
         } catch {
             refusal = Refusal(.encoding, description: "\(error)")
             return
@@ -351,6 +371,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.
     static func declaredType(_ head: PartHead) -> String? {
         head.declaredContentType.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `text` with ASCII letters lowered (an extension; other characters kept as they are,
+    /// as `lowercased()` keeps them in the names the sanitizer lets through).
+    static func lowercasedASCII(_ text: Substring) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) || !text.utf8.allSatisfy({ $0 < 0x80 })
+        else { return String(text) }
+        return text.lowercased()
     }
 
     /// Headers the pipeline writes itself, whatever the route keeps.
@@ -397,7 +425,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     mutating func beginField(name: String) -> Bool {
         output.toDeferred = false
         do throws(MultipartEncodingError) {
-            try encoder.beginPart(ContentDisposition(name: name), into: &output)
+            try encoder.beginPart(name: name, into: &output)
             return true
         } catch {
             refusal = Refusal(.encoding, description: "\(error)")
@@ -415,7 +443,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// `YYYYMMDD` (UTC) of a Unix time.
     static func date(_ seconds: Int64) -> String {
         let date = CivilDate(unixSeconds: seconds)
-        func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(date.year)\(pad(date.month))\(pad(date.day))"
+        var digits: (UInt64, UInt64) = (0, 0)
+        return withUnsafeMutableBytes(of: &digits) { text in
+            var value = date.year * 10_000 + date.month * 100 + date.day
+            for index in (0..<8).reversed() {
+                text[index] = UInt8(48 + value % 10)
+                value /= 10
+            }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: text[..<8]), as: UTF8.self)
+        }
     }
 }

@@ -85,12 +85,13 @@ public struct RuleSet: Sendable {
     /// or the last value could read the client's. A provider's names match in any case: object
     /// stores read form field names without regard to case (`Policy` is S3's `policy`).
     public func shadowsAddedField(_ name: String) -> Bool {
-        let lowered = name.lowercased()
+        var lowered: String?
         for injection in inject {
             switch injection.value {
             case .template: if injection.name == name { return true }
             case .provider(let provider):
-                if provider.reserves(lowered) { return true }
+                if lowered == nil { lowered = name.lowercased() }
+                if provider.reserves(lowered ?? name) { return true }
             }
         }
         guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }
