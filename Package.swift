@@ -76,7 +76,8 @@ let package = Package(
         .executableTarget(
             name: "MultipartBench",
             dependencies: [
-                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch", "CCrypto", "UploadRules",
+                "HTTPCore", "MultipartParsing", "MultipartEncoding", "CByteSearch", "CCrypto", "EventLoop",
+                "UploadRules",
             ],
             swiftSettings: strict
         ),
@@ -107,7 +108,11 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "ProxyTests", dependencies: ["Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore"],
+            name: "ProxyTests",
+            dependencies: [
+                "Proxy", "ProxyCore", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
+                "MultipartEncoding",
+            ],
             exclude: ["Resources"], swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(

@@ -58,9 +58,21 @@ extension ByteSource {
     public func decodeBody(
         _ decoder: inout BodyDecoder, limit: Int = .max, _ onData: (UnsafeRawBufferPointer) -> Void
     ) throws(HTTP1Error) -> Bool {
+        try decodeBody(&decoder, limit: limit, reading: { _, _ in }, drain: { drain($0) }, onData)
+    }
+
+    /// `decodeBody(_:limit:_:)` that tells `reading` each chunk before it is decoded (with its
+    /// offset from the first byte) and lets `drain` remove the bytes the body used (it must
+    /// remove exactly that many), so a sink can forward payload bytes by moving them
+    /// (`InputLoan`).
+    public func decodeBody(
+        _ decoder: inout BodyDecoder, limit: Int, reading: (UnsafeRawBufferPointer, Int) -> Void,
+        drain: (Int) -> Void, _ onData: (UnsafeRawBufferPointer) -> Void
+    ) throws(HTTP1Error) -> Bool {
         var used = 0
         var failure: HTTP1Error?
         forEachChunk(limit: limit) { chunk in
+            reading(chunk, used)
             do throws(HTTP1Error) {
                 let taken = try decoder.decode(chunk, onData)
                 used += taken

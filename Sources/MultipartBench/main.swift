@@ -2,9 +2,12 @@
 //
 // Usage: multipart-bench [--repeat N] [--chunk BYTES] [--markdown] [--case a|b|c]
 // Every case is fed in chunks of --chunk bytes (64 KiB by default, a typical socket read),
-// and re-encoded under a new boundary into a sink that copies every byte (as evbuffer_add
-// would). The memmem column scans the same chunks for the same delimiter; the ratio is
+// and re-encoded under a new boundary into a sink that takes bytes as the proxy's upstream
+// output does (`ProxySink`: file content moved as the input's chains, the rest copied as
+// evbuffer_add copies it). The memmem column scans the same chunks for the same delimiter; the ratio is
 // parse+encode MB/s divided by memmem MB/s, measured in the same run. Medians of --repeat runs.
+// Case (d) is case (a) through a route's rules with a sha256 digest, hashed on a pool thread
+// as the proxy hashes a large file; its reference is SHA-256 alone over the same chunks.
 //
 // Allocations per part: run under scripts/profile/alloccount.c (LD_PRELOAD, with
 // ALLOCCOUNT_FILE naming its counters file) and each case also prints the heap allocations one
@@ -13,6 +16,8 @@
 
 import CByteSearch
 import CCrypto
+import EventLoop
+import Foundation
 import HTTPCore
 import MultipartEncoding
 import MultipartParsing
@@ -39,20 +44,32 @@ while let argument = arguments.next() {
     }
 }
 
-/// Copies every byte into a reusable 1 MiB ring, as a proxy copying into an evbuffer would.
-struct CopyingSink: ByteSink {
+/// Where the re-encoded body goes, as the proxy's upstream output takes it: bytes that lie in
+/// the chunk being parsed and are at least `InputLoan.minimumMove` long move there as the
+/// input's chains (counted, not copied: the proxy's `InputLoan`); everything else (part heads,
+/// delimiters, injected fields, short pieces) is copied into a reusable 1 MiB ring, as
+/// `evbuffer_add` copies it.
+struct ProxySink: ByteSink {
     let ring = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
     var position = 0
     var total = 0
+    /// The chunk being fed to the parser.
+    var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
 
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        total += bytes.count
+        if bytes.count >= InputLoan.minimumMove, let start = bytes.baseAddress,
+            let chunkStart = chunk.baseAddress,
+            start >= chunkStart, start + bytes.count <= chunkStart + chunk.count
+        {
+            return
+        }
         var remaining = bytes
         while !remaining.isEmpty {
             let count = min(remaining.count, ring.count - position)
             (ring.baseAddress! + position).copyMemory(from: remaining.baseAddress!, byteCount: count)
             position = (position + count) % ring.count
             remaining = UnsafeRawBufferPointer(rebasing: remaining[count...])
-            total += count
         }
     }
 }
@@ -60,7 +77,7 @@ struct CopyingSink: ByteSink {
 /// Re-encodes parser events under a new boundary.
 struct Reencoder: MultipartEventHandler {
     var encoder = MultipartEncoder()
-    var sink = CopyingSink()
+    var sink = ProxySink()
 
     mutating func handle(_ event: MultipartEvent) {
         switch event {
@@ -163,7 +180,9 @@ func parseAndEncode(_ body: [UInt8], chunkSize: Int) -> Int {
         var start = 0
         while start < all.count {
             let end = min(all.count, start + chunkSize)
-            try! parser.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &handler)
+            let chunk = UnsafeRawBufferPointer(rebasing: all[start..<end])
+            handler.sink.chunk = chunk
+            try! parser.feed(chunk, into: &handler)
             start = end
         }
     }
@@ -173,23 +192,53 @@ func parseAndEncode(_ body: [UInt8], chunkSize: Int) -> Int {
 }
 
 /// The same, through a route's rules: sniff + rename + filename + inject (a Qiniu token) +
-/// sha256 digest.
-func parseWithRules(_ body: [UInt8], chunkSize: Int, rules: RuleSet, sniffer: Sniffer) -> Int {
+/// sha256 digest. The file is hashed as the proxy hashes it: past 1 MiB on a `DigestPool`
+/// thread (`hashing`), the feed pausing while the queue is backed up and the pipeline
+/// released when the digest is ready; without `hashing`, inline.
+func parseWithRules(
+    _ body: [UInt8], chunkSize: Int, rules: RuleSet, sniffer: Sniffer, hashing: HashingThread?
+) -> Int {
     var pipeline = RulePipeline(
-        rules: rules, sink: CopyingSink(), headers: HeaderFields(), now: 1_700_000_000, sniffer: sniffer)
+        rules: rules, sink: ProxySink(), headers: HeaderFields(), now: 1_700_000_000, sniffer: sniffer,
+        hashing: hashing?.queue)
     var parser = try! MultipartParser(boundary: boundary, limits: MultipartLimits(parts: 20_000))
     body.withUnsafeBytes { all in
         var start = 0
         while start < all.count {
             let end = min(all.count, start + chunkSize)
-            try! parser.feed(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &pipeline)
+            let chunk = UnsafeRawBufferPointer(rebasing: all[start..<end])
+            pipeline.sink.chunk = chunk
+            try! parser.feed(chunk, into: &pipeline)
+            while pipeline.wantsPause, let hashing {
+                hashing.progress.wait()
+                _ = pipeline.resume()
+            }
             start = end
         }
     }
     try! parser.finish(into: &pipeline)
-    precondition(pipeline.refusal == nil, "rules refused the benchmark body")
+    while pipeline.isHolding, let hashing {
+        hashing.progress.wait()
+        _ = pipeline.resume()
+    }
+    precondition(pipeline.refusal == nil && !pipeline.isHolding, "rules refused the benchmark body")
     pipeline.sink.ring.deallocate()
     return pipeline.sink.total
+}
+
+/// One hashing thread and its queue, as a worker has them; `progress` is the queue's signal.
+final class HashingThread: @unchecked Sendable {
+    let progress = DispatchSemaphore(value: 0)
+    let pool: DigestPool
+    let queue: DigestQueue
+
+    init() {
+        pool = DigestPool(threads: 1) { (_: String, body: @escaping @Sendable () -> Void) in
+            Thread { body() }.start()
+        }
+        let progress = progress
+        queue = DigestQueue(pool: pool) { progress.signal() }
+    }
 }
 
 func benchmarkRules() -> RuleSet {
@@ -316,7 +365,11 @@ where only == nil || only == key {
         let sniffer = Sniffer()
         var ruled: [Double] = []
         var hashed: [Double] = []
-        let run = { parseWithRules(testCase.body, chunkSize: chunkSize, rules: rules, sniffer: sniffer) }
+        let hashing = HashingThread()
+        let run = {
+            parseWithRules(
+                testCase.body, chunkSize: chunkSize, rules: rules, sniffer: sniffer, hashing: hashing)
+        }
         for _ in 0..<repeats {
             ruled.append(seconds { sink &+= run() })
             hashed.append(seconds { sink &+= sha256Only(testCase.body, chunkSize: chunkSize) })

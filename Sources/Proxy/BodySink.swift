@@ -1,4 +1,6 @@
 import EventLoop
+import HTTP1
+import HTTPIO
 import ProxyCore
 
 /// Where an exchange's request body bytes go, as the exchange names the destination: the
@@ -15,11 +17,25 @@ struct BodySink: RequestBodySink {
     mutating func write(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         switch destination {
-        case .upstream: io.upstream?.socket.output.add(bytes)
-        case .staging: io.staging.buffer.add(bytes)
+        case .upstream: if let output = io.upstream?.socket.output { io.write(bytes, to: output) }
+        case .staging: io.write(bytes, to: io.staging.buffer)
         case .spool: io.spool?.write(bytes)
         case .fileSpool: io.fileSpool?.write(bytes)
         }
+    }
+
+    mutating func openLoan(_ input: some ByteSource) -> Bool {
+        guard let buffer = input as? EvBuffer else { return false }
+        io.loan.open(buffer)
+        return true
+    }
+
+    mutating func lend(_ chunk: UnsafeRawBufferPointer, at offset: Int) {
+        io.loan.lend(chunk, at: offset)
+    }
+
+    mutating func settleLoan(used: Int) {
+        io.loan.settle(used: used)
     }
 
     mutating func openSpools(files: Bool) -> Bool {

@@ -104,6 +104,8 @@ final class ExchangeIO {
     var fileSpool: Spool?
     /// The auth service being asked about the current request.
     var authCheck: AuthServiceClient?
+    /// While the rules read the input: file content moved, not copied (`InputLoan`).
+    var loan = InputLoan()
 
     init(worker: Worker) {
         self.worker = worker
@@ -114,6 +116,15 @@ final class ExchangeIO {
         BufferLevels(
             clientOutput: clientOutput, upstreamOutput: upstream?.socket.output.count ?? 0,
             staging: stagedCount, spool: spool?.size ?? 0, fileSpool: fileSpool?.size ?? 0)
+    }
+
+    /// Writes body bytes to `target`: through the loan while one is open, else a copy.
+    func write(_ bytes: UnsafeRawBufferPointer, to target: EvBuffer) {
+        if loan.isOpen {
+            loan.write(bytes, to: target)
+        } else {
+            target.add(bytes)
+        }
     }
 
     /// Moves the staged body bytes to the upstream's output.

@@ -100,18 +100,16 @@ struct ExchangeRequest<Sink: RequestBodySink> {
         now: Int64
     ) -> ProxyError? {
         if let bodyType {
-            switch MultipartBody.make(
-                bodyType, route: route, head: head, limits: limits, identity: identity, sink: sink,
-                tools: tools, now: now)
-            {
-            case .success(let body):
-                multipart = body
-                boundary = body.rewriter.encoder.boundary.bytes
-                prepareDeclaredLength(route: route)
-                upstreamFraming = .chunked
-            case .failure(let error):
+            do throws(ProxyError) {
+                multipart = try MultipartBody(
+                    bodyType, route: route, head: head, limits: limits, identity: identity, sink: sink,
+                    tools: tools, now: now)
+            } catch {
                 return error
             }
+            boundary = multipart!.rewriter.encoder.boundary.bytes
+            prepareDeclaredLength(route: route)
+            upstreamFraming = .chunked
         }
         // A store that needs a length never gets chunks: a stream body whose length cannot be
         // declared when its file begins (sent chunked, or fields follow the file) is spooled.
@@ -144,14 +142,22 @@ struct ExchangeRequest<Sink: RequestBodySink> {
         do throws(HTTP1Error) {
             if multipart != nil {
                 multipart!.direct(to: sink, chunked: chunked)
-                _ = try input.decodeBody(&decoder, limit: limit) { bytes in
-                    guard failure == nil else { return }
-                    do throws(ProxyError) {
-                        try multipart!.feed(bytes)
-                    } catch {
-                        failure = error
-                    }
-                }
+                // File content the rules leave alone moves from the input to the upstream
+                // (`InputLoan`); `lender` shares the shell's state with the rules' sink.
+                var lender = sink
+                let lends = lender.openLoan(input)
+                _ = try input.decodeBody(
+                    &decoder, limit: limit,
+                    reading: { chunk, offset in if lends { lender.lend(chunk, at: offset) } },
+                    drain: { used in lends ? lender.settleLoan(used: used) : input.drain(used) },
+                    { bytes in
+                        guard failure == nil else { return }
+                        do throws(ProxyError) {
+                            try multipart!.feed(bytes)
+                        } catch {
+                            failure = error
+                        }
+                    })
             } else {
                 var framed = FramedSink(sink, chunked: chunked)
                 _ = try input.decodeBody(&decoder, limit: limit) { framed.write($0) }

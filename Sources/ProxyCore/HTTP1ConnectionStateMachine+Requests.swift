@@ -31,13 +31,13 @@ extension HTTP1ConnectionStateMachine {
         } catch {
             return refuseEarly(ProxyError(error), levels, now: now, actions: &actions)
         }
-        var exchange = Exchange<Sink>(
+        // Built in place: a local copy first would retain, then release, every field.
+        exchange = Exchange<Sink>(
             head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
             client: client, secure: secure, now: now)
-        exchange.client.readsPaused = readsPaused
-        exchange.client.sending = halfClosed ? .finished : .open
-        exchange.client.connectionMayPersist = !draining && !halfClosed
-        self.exchange = exchange
+        exchange!.client.readsPaused = readsPaused
+        exchange!.client.sending = halfClosed ? .finished : .open
+        exchange!.client.connectionMayPersist = !draining && !halfClosed
         let date = currentDate(now)
         self.exchange!.start(
             input: input, sink: sink, levels: levels, tools: tools, date: date, now: now,

@@ -10,27 +10,28 @@ struct MultipartBody<Sink: RequestBodySink> {
     var parser: MultipartParser
     var rewriter: RulePipeline<FramedSink<Sink>>
 
-    /// The parser and rules for a multipart body of `type` on `route`, or why it is refused.
-    static func make(
+    /// The parser and rules for a multipart body of `type` on `route`; throws why it is
+    /// refused. (An initializer, not a `Result`: the body is built where it is kept, not
+    /// copied out of an enum, which retained and released every buffer it holds.)
+    init(
         _ type: MediaType, route: Route?, head: RequestHead, limits: Limits, identity: Identity?, sink: Sink,
         tools: RuleTools, now: Int64
-    ) -> Result<Self, ProxyError> {
+    ) throws(ProxyError) {
         let boundary: [UInt8]
         do throws(HTTPCoreError) {
             boundary = try type.multipartBoundary()
         } catch {
-            return .failure(ProxyError(.badRequest, detail: "multipart boundary is missing or invalid"))
+            throw ProxyError(.badRequest, detail: "multipart boundary is missing or invalid")
         }
-        let parser: MultipartParser
         do throws(MultipartError) {
             parser = try MultipartParser(
                 boundary: boundary, limits: limits.multipart,
                 policy: route?.rules.policy ?? MultipartPolicy(),
                 requestAnomalies: MultipartAnomalies(requestContentType: type))
         } catch {
-            return .failure(ProxyError(error))
+            throw ProxyError(error)
         }
-        var rewriter = RulePipeline(
+        rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
             now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
             hashing: tools.hashing)
@@ -40,7 +41,6 @@ struct MultipartBody<Sink: RequestBodySink> {
             files.destination = .fileSpool
             rewriter.deferred = FramedSink(files, chunked: false)
         }
-        return .success(MultipartBody(parser: parser, rewriter: rewriter))
     }
 
     /// Parses `bytes`; parser errors and rule refusals become the client's error.

@@ -1,4 +1,4 @@
-import HTTP1
+public import HTTP1
 public import HTTPCore
 
 /// Where a spool flush stands (`RequestBodySink.flushSpools`).
@@ -34,6 +34,22 @@ public protocol RequestBodySink: ByteSink {
     /// Whether the spools hold so much not yet on disk that the client should wait (reading
     /// resumes on the shell's progress signal).
     var spoolBacklogged: Bool { get }
+    /// Opens a loan over `input` (`InputLoan`), which is about to be read from its start:
+    /// until `settleLoan`, writes of bytes that lie in the chunk `lend` names may move them
+    /// out of the input rather than copy them. `false`: the input cannot lend (the caller
+    /// drains it itself).
+    mutating func openLoan(_ input: some ByteSource) -> Bool
+    /// The chunk being read now, `offset` bytes from the input's start.
+    mutating func lend(_ chunk: UnsafeRawBufferPointer, at offset: Int)
+    /// Ends the loan: the writes are done in order and the first `used` input bytes drained.
+    mutating func settleLoan(used: Int)
+}
+
+extension RequestBodySink {
+    /// No loans: every write copies.
+    public mutating func openLoan(_ input: some ByteSource) -> Bool { false }
+    public mutating func lend(_ chunk: UnsafeRawBufferPointer, at offset: Int) {}
+    public mutating func settleLoan(used: Int) {}
 }
 
 /// A request body sink seen through the upstream framing: with `chunked`, every write becomes
