@@ -4,9 +4,10 @@ import MultipartParsing
 import UploadRules
 
 /// A request's multipart parser and the route's rules it feeds; the rules re-encode into the
-/// request body sink under a fresh boundary. Held in place by its exchange (never copied
-/// while it runs).
-struct MultipartBody<Sink: RequestBodySink> {
+/// request body sink under a fresh boundary. A class: its exchange reads it through
+/// `multipart?.` many times per request, and as a struct each read copied (retained, then
+/// released) every buffer of the parser and the rules.
+final class MultipartBody<Sink: RequestBodySink> {
     var parser: MultipartParser
     var rewriter: RulePipeline<FramedSink<Sink>>
 
@@ -35,6 +36,7 @@ struct MultipartBody<Sink: RequestBodySink> {
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
             now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
             hashing: tools.hashing)
+        rewriter.borrowsInput = true
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
             var files = sink
@@ -44,7 +46,8 @@ struct MultipartBody<Sink: RequestBodySink> {
     }
 
     /// Parses `bytes`; parser errors and rule refusals become the client's error.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(ProxyError) {
+    func feed(_ bytes: UnsafeRawBufferPointer) throws(ProxyError) {
+        defer { rewriter.inputEnds() }
         do throws(MultipartError) {
             try parser.feed(bytes, into: &rewriter)
         } catch {
@@ -54,7 +57,7 @@ struct MultipartBody<Sink: RequestBodySink> {
     }
 
     /// Ends the body: the closing delimiter must have been read.
-    mutating func finish() throws(ProxyError) {
+    func finish() throws(ProxyError) {
         do throws(MultipartError) {
             try parser.finish(into: &rewriter)
         } catch {
@@ -65,7 +68,7 @@ struct MultipartBody<Sink: RequestBodySink> {
 
     /// Points the rules' output at `sink` (and, with `order: fields_first`, the file parts
     /// at the file spool).
-    mutating func direct(to sink: Sink, chunked: Bool) {
+    func direct(to sink: Sink, chunked: Bool) {
         rewriter.sink = FramedSink(sink, chunked: chunked)
         if rewriter.deferred != nil {
             var files = sink

@@ -87,6 +87,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// A file part whose head waits for the sniff window.
     var held: HeldPart?
     var lookahead: [UInt8] = []
+    /// With `borrowsInput`: the sniff window's bytes so far, where the current feed has them.
+    var borrowed: UnsafeRawBufferPointer?
+    /// Whether the caller calls `inputEnds()` after every feed, so the sniff window may refer
+    /// to the bytes being fed instead of copying them (until the part ends or the feed does).
+    public var borrowsInput = false
     /// The buffers of the last part head's fields, reused by the next one.
     var headScratch = HeaderFields()
 
@@ -141,6 +146,20 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         case .body(let bytes):
             guard !dropping else { return }
             if let held, let rule = rules.sniff {
+                if lookahead.isEmpty, borrowed == nil, borrowsInput {
+                    // The window's first bytes are in this read: sniffed where they lie and,
+                    // when the part ends within the read, forwarded without a copy.
+                    guard bytes.count >= rule.bytes else {
+                        borrowed = bytes
+                        return
+                    }
+                    self.held = nil
+                    emitSniffed(held, window: UnsafeRawBufferPointer(rebasing: bytes[..<rule.bytes]))
+                    guard refusal == nil else { return }
+                    forward(bytes)
+                    return
+                }
+                keepBorrowed()
                 let take = min(bytes.count, rule.bytes - lookahead.count)
                 lookahead.append(contentsOf: bytes[..<take])
                 guard lookahead.count >= rule.bytes else { return }
@@ -154,7 +173,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         case .partEnd:
             if let held {
                 self.held = nil
-                release(held)
+                if let window = borrowed {
+                    borrowed = nil
+                    emitSniffed(held, window: window)
+                    guard refusal == nil else { return }
+                    forward(window)
+                } else {
+                    release(held)
+                }
                 guard refusal == nil else { return }
             }
             if inspecting { holdForVerdict() }
@@ -252,6 +278,25 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         guard refusal == nil else { return }
         lookahead.withUnsafeBytes { forward($0) }
         lookahead.removeAll(keepingCapacity: true)
+    }
+
+    /// Sniffs `window` (the part's first bytes, where they were read) and emits the head.
+    private mutating func emitSniffed(_ part: HeldPart, window: UnsafeRawBufferPointer) {
+        emitHead(part, sniffed: sniffer?.sniff(window))
+    }
+
+    /// The read the borrowed window lies in ends (`inputEnds`), or more bytes follow it: the
+    /// window is copied into `lookahead`.
+    private mutating func keepBorrowed() {
+        guard let window = borrowed else { return }
+        borrowed = nil
+        lookahead.append(contentsOf: window)
+    }
+
+    /// The bytes of the current feed are about to go: a sniff window that still refers to
+    /// them is copied. Required after every feed when `borrowsInput` is set.
+    public mutating func inputEnds() {
+        keepBorrowed()
     }
 
     /// Applies the type rules and the filename, emits due injections and the part's head.

@@ -114,3 +114,57 @@ import Testing
         #expect(Sniffer.signature(Array("GIF89a".utf8)) == "image/gif")
     }
 }
+
+/// A sniff window borrowed from the bytes being fed (`borrowsInput`, with `inputEnds()` after
+/// every feed, as the proxy runs it) gives the upstream the bytes and types the copied window
+/// gives, wherever the input splits: a window within one read, across reads, a file shorter
+/// than the window, a part that ends in a later read than its window.
+@Suite struct BorrowedSniffWindowTests {
+    static func body(fileBytes: Int, seed: UInt8) -> [UInt8] {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let file = png + (0..<fileBytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
+        return Array("--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n".utf8)
+            + Array("--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\n".utf8)
+            + file + Array("\r\n--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nend\r\n--b--\r\n".utf8)
+    }
+
+    /// The re-encoded body (under a fixed boundary) of `input` fed in pieces ending at `cuts`.
+    static func reencode(_ input: [UInt8], cuts: [Int], borrowing: Bool) throws -> [UInt8] {
+        var rules = RuleSet()
+        rules.sniff = RuleSet.SniffRule(bytes: 64, policy: .override)
+        rules.filename = try Template("upload{ext}")
+        var pipeline = RulePipeline(
+            rules: rules, sink: ByteArraySink(), headers: HeaderFields(), now: 0, sniffer: Sniffer(),
+            boundary: try Boundary(Array("fixed".utf8)))
+        pipeline.borrowsInput = borrowing
+        var parser = try MultipartParser(boundary: "b")
+        var start = 0
+        for end in cuts + [input.count] where end > start {
+            // A fresh array per read: a window still referring to an earlier one would read freed
+            // memory (and, under the tests' address sanitizer builds, fail).
+            var piece = Array(input[start..<end])
+            try parser.feed(piece, into: &pipeline)
+            if borrowing { pipeline.inputEnds() }
+            piece.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0xEE) }
+            start = end
+        }
+        try parser.finish(into: &pipeline)
+        #expect(pipeline.refusal == nil)
+        return pipeline.sink.bytes
+    }
+
+    @Test(arguments: [10, 64, 200])
+    func everySplitGivesTheCopiedWindowsBody(fileBytes: Int) throws {
+        let input = Self.body(fileBytes: fileBytes, seed: UInt8(fileBytes & 0xFF))
+        let expected = try Self.reencode(input, cuts: [], borrowing: false)
+        #expect(String(decoding: expected, as: UTF8.self).contains("Content-Type: image/png"))
+        for cut in 1..<input.count {
+            let borrowed = try Self.reencode(input, cuts: [cut], borrowing: true)
+            #expect(borrowed == expected, "cut at \(cut)")
+            if borrowed != expected { return }
+        }
+        for cut in stride(from: 1, to: input.count - 7, by: 7) {
+            #expect(try Self.reencode(input, cuts: [cut, cut + 3, cut + 7], borrowing: true) == expected)
+        }
+    }
+}
