@@ -96,6 +96,20 @@ public func asciiCaseInsensitiveEquals(_ lhs: some Collection<UInt8>, _ rhs: som
     return zip(lhs, rhs).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
 }
 
+/// `asciiCaseInsensitiveEquals` against a literal (a header or parameter name): a plain loop,
+/// no closures and no generics on the hot paths that compare names.
+@inlinable
+public func asciiCaseInsensitiveEquals(_ lhs: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+    asciiCaseInsensitiveEquals(
+        lhs, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+}
+
+/// `asciiCaseInsensitiveEquals` of part of an array against a literal.
+@inlinable
+public func asciiCaseInsensitiveEquals(_ lhs: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
+    lhs.withUnsafeBufferPointer { asciiCaseInsensitiveEquals($0, literal) }
+}
+
 /// `asciiCaseInsensitiveEquals` over two buffers of the same length.
 @inlinable
 func asciiCaseInsensitiveEquals(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>)

@@ -69,7 +69,7 @@ extension ContentDisposition {
             throw HTTPCoreError(scanner.isAtEnd ? .empty : .invalidParameter, at: scanner.index)
         }
         var result = ContentDisposition(name: nil)
-        if !asciiCaseInsensitiveEquals(type, "form-data".utf8) { result.type = type.lowercasedASCIIString }
+        if !asciiCaseInsensitiveEquals(type, "form-data") { result.type = type.lowercasedASCIIString }
         var plainFilename: [UInt8]?
         var extendedFilename: [UInt8]?
         // `name`, `filename` and `filename*` seen (bits 0, 1, 2), without an array for them.
@@ -97,10 +97,10 @@ extension ContentDisposition {
                 throw HTTPCoreError(.invalidParameter, at: scanner.index)
             }
             scanner.skipWhitespace()
-            let isExtendedFilename = asciiCaseInsensitiveEquals(name, "filename*".utf8)
+            let isExtendedFilename = asciiCaseInsensitiveEquals(name, "filename*")
             let known: UInt8 =
-                asciiCaseInsensitiveEquals(name, "name".utf8)
-                ? 1 : asciiCaseInsensitiveEquals(name, "filename".utf8) ? 2 : isExtendedFilename ? 4 : 0
+                asciiCaseInsensitiveEquals(name, "name")
+                ? 1 : asciiCaseInsensitiveEquals(name, "filename") ? 2 : isExtendedFilename ? 4 : 0
             let repeated =
                 known != 0
                 ? seenKnown & known != 0 : seenOthers.contains { asciiCaseInsensitiveEquals($0, name) }
@@ -118,9 +118,9 @@ extension ContentDisposition {
                 value = try scanner.unquotedValue()
                 if !isExtendedFilename { result.anomalies.insert(.unquotedValue) }
             }
-            if asciiCaseInsensitiveEquals(name, "name".utf8) {
+            if asciiCaseInsensitiveEquals(name, "name") {
                 result.name = value
-            } else if asciiCaseInsensitiveEquals(name, "filename".utf8) {
+            } else if asciiCaseInsensitiveEquals(name, "filename") {
                 plainFilename = value
             } else if isExtendedFilename {
                 guard !quoted else { throw HTTPCoreError(.invalidExtendedValue, at: valueStart) }
@@ -153,7 +153,7 @@ extension ContentDisposition {
     private mutating func takeInlineHeader(
         _ name: ArraySlice<UInt8>, _ scanner: inout ParameterScanner, at offset: Int
     ) throws(HTTPCoreError) {
-        guard asciiCaseInsensitiveEquals(name, "content-type".utf8), inlineContentType == nil else {
+        guard asciiCaseInsensitiveEquals(name, "content-type"), inlineContentType == nil else {
             throw HTTPCoreError(.invalidParameter, at: offset)
         }
         scanner.skipWhitespace()

@@ -95,7 +95,7 @@ public struct MultipartEncoder: Sendable {
     /// Refuses a header a part head must not carry.
     private static func validate(_ headers: HeaderFields) throws(MultipartEncodingError) {
         try headers.forEachField { (name, value) throws(MultipartEncodingError) in
-            var valid = !name.isEmpty && !asciiCaseInsensitiveEquals(name, "content-disposition".utf8)
+            var valid = !name.isEmpty && !asciiCaseInsensitiveEquals(name, "content-disposition")
             for byte in name where !ByteClass.isTokenChar(byte) { valid = false }
             for byte in value where ByteClass.isForbiddenInFieldValue(byte) { valid = false }
             guard valid else {

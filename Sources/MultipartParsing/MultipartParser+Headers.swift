@@ -115,11 +115,11 @@ extension MultipartParser {
 
     /// Records what the field at `position`, called `name`, is to the part.
     mutating func noteHeader(_ name: UnsafeBufferPointer<UInt8>, at position: Int) {
-        if asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8) {
+        if asciiCaseInsensitiveEquals(name, "Content-Disposition") {
             partHeaders.disposition.note(position)
-        } else if asciiCaseInsensitiveEquals(name, "Content-Type".utf8) {
+        } else if asciiCaseInsensitiveEquals(name, "Content-Type") {
             partHeaders.contentType.note(position)
-        } else if asciiCaseInsensitiveEquals(name, "Content-Transfer-Encoding".utf8) {
+        } else if asciiCaseInsensitiveEquals(name, "Content-Transfer-Encoding") {
             partHeaders.transferEncoding.note(position)
             partHeaders.anomalies.insert(.contentTransferEncoding)
         } else if !policy.keeps(name) {
@@ -198,10 +198,15 @@ extension MultipartParser {
         partBytes = 0
         insidePart = true
         state = .body
-        let head = PartHead(
-            index: partCount - 1, headers: headerFields, disposition: disposition, contentType: contentType,
-            declaredContentType: contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }, contentOffset: at)
-        handler.handle(.partBegin(head))
+        // Built in the event, the locals consumed: a copy here retained and released every
+        // buffer of the head once more per part.
+        let declared = contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }
+        handler.handle(
+            .partBegin(
+                PartHead(
+                    index: partCount - 1, headers: headerFields, disposition: consume disposition,
+                    contentType: consume contentType, declaredContentType: consume declared, contentOffset: at
+                )))
     }
 
     /// Whether a field before `position` is called `name`.

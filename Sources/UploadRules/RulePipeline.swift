@@ -427,9 +427,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     /// Headers the pipeline writes itself, whatever the route keeps.
-    static func isWritten(_ name: some Collection<UInt8>) -> Bool {
-        asciiCaseInsensitiveEquals(name, "Content-Disposition".utf8)
-            || asciiCaseInsensitiveEquals(name, "Content-Type".utf8)
+    static func isWritten(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        asciiCaseInsensitiveEquals(name, "Content-Disposition")
+            || asciiCaseInsensitiveEquals(name, "Content-Type")
     }
 
     private mutating func emitFirstIfNeeded() {

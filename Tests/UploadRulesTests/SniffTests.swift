@@ -125,7 +125,8 @@ import Testing
         let file = png + (0..<fileBytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
         return Array("--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n".utf8)
             + Array("--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\n".utf8)
-            + file + Array("\r\n--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nend\r\n--b--\r\n".utf8)
+            + file
+            + Array("\r\n--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nend\r\n--b--\r\n".utf8)
     }
 
     /// The re-encoded body (under a fixed boundary) of `input` fed in pieces ending at `cuts`.
