@@ -792,7 +792,9 @@ def instructions_section():
         return ["", "(instructions per request not counted: valgrind is missing)"]
     lines = ["", "**Instructions per 4 KiB request** (`scripts/profile/instructions.sh h1|h2`, callgrind; "
              f"{instruction_requests:,} requests counted after 640 uncounted, one worker each; h2: over TLS, "
-             "64 connections × 10 streams, the 64 handshakes included; `make h2-instructions` is the h2 half)", "",
+             "64 connections × 10 streams, the 64 handshakes included; `make h2-instructions` is the h2 half; the "
+             "release build links the Swift runtime statically, so its retains, releases and allocations count "
+             "in `formgate`)", "",
              "| protocol | candidate | K instructions per request | by object (K per request) |", "|---|---|---:|---|"]
     for protocol in ("h1", "h2"):
         print(f"bench: instructions per request, {protocol} (callgrind)", flush=True)
