@@ -10,37 +10,189 @@ public enum RequestBodyMode: String, Sendable, Equatable {
 
 /// One `routes:` entry at run time: what it matches, where it forwards, and its compiled
 /// rules. Built once by the configuration loader; the request path only reads it.
+///
+/// A value with its fields in one shared, copy-on-write box: every request's exchange keeps
+/// its route, and a copy of the fields themselves (strings, arrays, the rules) retained and
+/// released each of them per request.
 public struct Route: Sendable {
+    /// The fields, shared by copies until one of them is changed.
+    final class Fields: @unchecked Sendable {
+        var name: String
+        var pathPrefix: String
+        var host: String?
+        var methods: [String]
+        var upstream: UpstreamURL?
+        var requestBody: RequestBodyMode
+        var rewritesMultipart: Bool
+        var rules: RuleSet = RuleSet()
+        var setHeaders: [(String, String)]
+        var removeHeaders: [String]
+        var checks: [any RequestCheck] = []
+        var rateLimiter: ClientLimiter? = nil
+        var authForwarding: AuthForwarding? = nil
+        var authMethod: String? = nil
+        var local: (any LocalHandler)? = nil
+
+        init(
+            name: String, pathPrefix: String, host: String?, methods: [String], upstream: UpstreamURL?,
+            requestBody: RequestBodyMode, rewritesMultipart: Bool, setHeaders: [(String, String)],
+            removeHeaders: [String]
+        ) {
+            self.name = name
+            self.pathPrefix = pathPrefix
+            self.host = host
+            self.methods = methods
+            self.upstream = upstream
+            self.requestBody = requestBody
+            self.rewritesMultipart = rewritesMultipart
+            self.setHeaders = setHeaders
+            self.removeHeaders = removeHeaders
+        }
+
+        /// A copy of every field (before a shared box is changed).
+        func copy() -> Fields {
+            let copy = Fields(
+                name: name, pathPrefix: pathPrefix, host: host, methods: methods, upstream: upstream,
+                requestBody: requestBody, rewritesMultipart: rewritesMultipart, setHeaders: setHeaders,
+                removeHeaders: removeHeaders)
+            copy.rules = rules
+            copy.checks = checks
+            copy.rateLimiter = rateLimiter
+            copy.authForwarding = authForwarding
+            copy.authMethod = authMethod
+            copy.local = local
+            return copy
+        }
+    }
+
+    private var fields: Fields
+
+    /// Makes the box this route's own before a change.
+    private mutating func own() {
+        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
+    }
+
     /// A name for logs and metrics (default: the path prefix).
-    public var name: String
+    public var name: String {
+        _read { yield fields.name }
+        _modify {
+            own()
+            yield &fields.name
+        }
+    }
     /// `match.path`: a path prefix.
-    public var pathPrefix: String
+    public var pathPrefix: String {
+        _read { yield fields.pathPrefix }
+        _modify {
+            own()
+            yield &fields.pathPrefix
+        }
+    }
     /// `match.host`: when set, the request's Host (without port) must equal it.
-    public var host: String?
+    public var host: String? {
+        _read { yield fields.host }
+        _modify {
+            own()
+            yield &fields.host
+        }
+    }
     /// `match.methods`: when non-empty, other methods get 405.
-    public var methods: [String]
+    public var methods: [String] {
+        _read { yield fields.methods }
+        _modify {
+            own()
+            yield &fields.methods
+        }
+    }
     /// `upstream:` overrides the default.
-    public var upstream: UpstreamURL?
+    public var upstream: UpstreamURL? {
+        _read { yield fields.upstream }
+        _modify {
+            own()
+            yield &fields.upstream
+        }
+    }
     /// `request_body:`
-    public var requestBody: RequestBodyMode
+    public var requestBody: RequestBodyMode {
+        _read { yield fields.requestBody }
+        _modify {
+            own()
+            yield &fields.requestBody
+        }
+    }
     /// `multipart:` present (even empty) when multipart bodies are rewritten on this route.
-    public var rewritesMultipart: Bool
+    public var rewritesMultipart: Bool {
+        _read { yield fields.rewritesMultipart }
+        _modify {
+            own()
+            yield &fields.rewritesMultipart
+        }
+    }
     /// The compiled `multipart:` rules.
-    public var rules = RuleSet()
-    /// `headers.set` and `headers.remove`.
-    public var setHeaders: [(String, String)]
-    public var removeHeaders: [String]
+    public var rules: RuleSet {
+        _read { yield fields.rules }
+        _modify {
+            own()
+            yield &fields.rules
+        }
+    }
+    /// `headers.set`.
+    public var setHeaders: [(String, String)] {
+        _read { yield fields.setHeaders }
+        _modify {
+            own()
+            yield &fields.setHeaders
+        }
+    }
+    /// `headers.remove`.
+    public var removeHeaders: [String] {
+        _read { yield fields.removeHeaders }
+        _modify {
+            own()
+            yield &fields.removeHeaders
+        }
+    }
     /// Request-level checks run on every request of the route before its body is forwarded
     /// (none by default); set at run time.
-    public var checks: [any RequestCheck] = []
+    public var checks: [any RequestCheck] {
+        _read { yield fields.checks }
+        _modify {
+            own()
+            yield &fields.checks
+        }
+    }
     /// `rate_limit:`: the per-client limits, shared by every worker (after the checks admit).
-    public var rateLimiter: ClientLimiter?
+    public var rateLimiter: ClientLimiter? {
+        _read { yield fields.rateLimiter }
+        _modify {
+            own()
+            yield &fields.rateLimiter
+        }
+    }
     /// With `auth:`: which request fields never go upstream as sent, and what the identity sets.
-    public var authForwarding: AuthForwarding?
+    public var authForwarding: AuthForwarding? {
+        _read { yield fields.authForwarding }
+        _modify {
+            own()
+            yield &fields.authForwarding
+        }
+    }
     /// `auth:` in a word (`jwt`, `api_keys`, `request`), for `formgate check` and logs.
-    public var authMethod: String?
+    public var authMethod: String? {
+        _read { yield fields.authMethod }
+        _modify {
+            own()
+            yield &fields.authMethod
+        }
+    }
     /// When set, the route is answered inside FormGate by this handler, never upstream.
-    public var local: (any LocalHandler)?
+    public var local: (any LocalHandler)? {
+        _read { yield fields.local }
+        _modify {
+            own()
+            yield &fields.local
+        }
+    }
 
     public init(
         name: String? = nil, pathPrefix: String, host: String? = nil, methods: [String] = [],
@@ -49,15 +201,11 @@ public struct Route: Sendable {
         setHeaders: [(String, String)] = [],
         removeHeaders: [String] = []
     ) {
-        self.name = name ?? pathPrefix
-        self.pathPrefix = pathPrefix
-        self.host = host
-        self.methods = methods
-        self.upstream = upstream
-        self.requestBody = requestBody
-        self.rewritesMultipart = rewritesMultipart
-        self.setHeaders = setHeaders
-        self.removeHeaders = removeHeaders
+        fields = Fields(
+            name: name ?? pathPrefix, pathPrefix: pathPrefix, host: host, methods: methods,
+            upstream: upstream,
+            requestBody: requestBody, rewritesMultipart: rewritesMultipart, setHeaders: setHeaders,
+            removeHeaders: removeHeaders)
     }
 
     /// Whether `path` is under this route's prefix (segment-wise: `/upload` matches
