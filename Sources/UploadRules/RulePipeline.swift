@@ -40,11 +40,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// Parts seen so far.
     public internal(set) var records: [PartRecord] = []
     /// Names of injected fields.
-    public private(set) var injected: [String] = []
+    public internal(set) var injected: [String] = []
     /// The providers that ran (`TokenProvider.kind`), in order, for the access log.
-    public private(set) var providers: [String] = []
+    public internal(set) var providers: [String] = []
     /// The value of the last injected field named `key` (the object key a store gets).
-    public private(set) var objectKey: String?
+    public internal(set) var objectKey: String?
     /// Set when a rule refuses the request; the caller stops and answers with the status
     /// the proxy maps `refusal.reason` to.
     public internal(set) var refusal: Refusal?
@@ -432,53 +432,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             || asciiCaseInsensitiveEquals(name, "Content-Type")
     }
 
-    private mutating func emitFirstIfNeeded() {
-        guard !emittedFirst else { return }
-        emittedFirst = true
-        for index in rules.inject.indices where rules.inject[index].position == .first {
-            emitInjection(index, values: baseValues(field: "", index: 0))
-        }
-    }
-
-    private mutating func emitInjection(_ index: Int, values: TemplateValues, contentType: String? = nil) {
-        let injection = rules.inject[index]
-        switch injection.value {
-        case .template(let template):
-            emitInjected(InjectedField(name: injection.name, value: template.render(values, random: &random)))
-        case .provider(let provider):
-            let context = ProviderContext(
-                values: values, contentType: contentType, now: now, maxFileBytes: maxFileBytes)
-            providers.append(provider.kind)
-            for field in provider.fields(for: context, random: &random) { emitInjected(field) }
-        }
-    }
-
-    private mutating func emitInjected(_ field: InjectedField) {
-        emitField(name: field.name, value: field.value)
-        injected.append(field.name)
-        if field.name == "key" { objectKey = field.value }
-    }
-
-    mutating func emitField(name: String, value: String) {
-        guard beginField(name: name) else { return }
-        var value = value
-        value.withUTF8 { output.write(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Writes the delimiter and head of a field FormGate adds (always into `sink`); returns
-    /// false when the encoder refused.
-    mutating func beginField(name: String) -> Bool {
-        output.toDeferred = false
-        do throws(MultipartEncodingError) {
-            try encoder.beginPart(name: name, into: &output)
-            return true
-        } catch {
-            refusal = Refusal(.encoding, description: "\(error)")
-            return false
-        }
-    }
-
-    private func baseValues(field: String, index: Int) -> TemplateValues {
+    func baseValues(field: String, index: Int) -> TemplateValues {
         var values = requestValues
         values.field = field
         values.index = index
