@@ -59,14 +59,19 @@ public struct EvBuffer {
     /// Removes and returns the first `count` bytes.
     public func remove(_ count: Int) -> [UInt8] {
         let count = min(count, self.count)
-        var bytes = [UInt8](repeating: 0, count: count)
-        let removed = bytes.withUnsafeMutableBytes { evbuffer_remove(raw, $0.baseAddress, count) }
-        guard removed == count else {
-            EventLoopFailures.record("evbuffer_remove failed")
-            return Array(bytes.prefix(max(0, Int(removed))))
+        // Room for a few fields more: a head taken here is changed in place (the response's
+        // `Content-Length`, `Date`), and an exact fit made the first change reallocate.
+        var removed = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count + Self.headSlack) { buffer, initialized in
+            removed = Int(evbuffer_remove(raw, buffer.baseAddress, count))
+            initialized = max(0, removed)
         }
+        if removed != count { EventLoopFailures.record("evbuffer_remove failed") }
         return bytes
     }
+
+    /// Spare capacity `remove(_:)` leaves after the bytes.
+    static let headSlack = 128
 
     /// Calls `body` with the buffer's contiguous chunks in order, up to `limit` bytes, until
     /// it returns `false`. The chunks are valid only during the call and must not be changed.

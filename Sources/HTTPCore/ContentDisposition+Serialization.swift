@@ -57,4 +57,46 @@ extension ContentDisposition {
         out.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
         out.append(UInt8(ascii: "\""))
     }
+
+    /// The most bytes `appendSerialized` writes: every byte of the name and file name could
+    /// become a three-byte escape.
+    public var serializedUpperBound: Int { 32 + 3 * ((name?.count ?? 0) + (filename?.count ?? 0)) }
+
+    /// Appends `serialized` through a writer with `serializedUpperBound` bytes free.
+    public func appendSerialized(to out: inout ByteWriter) {
+        out.append("form-data")
+        if let name {
+            out.append("; name=")
+            name.withUnsafeBufferPointer { Self.appendQuoted($0, to: &out) }
+        }
+        if let filename {
+            out.append("; filename=")
+            filename.withUnsafeBufferPointer { Self.appendQuoted($0, to: &out) }
+        }
+    }
+
+    /// `appendQuoted` into a writer with `3 * value.count + 2` bytes free.
+    public static func appendQuoted(_ value: UnsafeBufferPointer<UInt8>, to out: inout ByteWriter) {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        var index = 0
+        while index < value.count {
+            let escape: StaticString
+            switch value[index] {
+            case UInt8(ascii: "\""): escape = "%22"
+            case 0x0D: escape = "%0D"
+            case 0x0A: escape = "%0A"
+            case UInt8(ascii: "\\"): escape = #"\\"#
+            default:
+                index += 1
+                continue
+            }
+            out.append(UnsafeBufferPointer(rebasing: value[start..<index]))
+            out.append(escape)
+            index += 1
+            start = index
+        }
+        out.append(UnsafeBufferPointer(rebasing: value[start..<index]))
+        out.append(UInt8(ascii: "\""))
+    }
 }

@@ -178,9 +178,14 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
             spans.contains { shouldRemove(UnsafeBufferPointer(rebasing: bytes[$0.name])) }
         }
         guard picked else { return }
+        // Out of `self` while the closure changes it: changed through the capture, the array
+        // was copied (an allocation per request for the hop-by-hop fields).
+        var kept = spans
+        spans = []
         storage.withUnsafeBufferPointer { bytes in
-            spans.removeAll { shouldRemove(UnsafeBufferPointer(rebasing: bytes[$0.name])) }
+            kept.removeAll { shouldRemove(UnsafeBufferPointer(rebasing: bytes[$0.name])) }
         }
+        spans = kept
     }
 
     /// Replaces every field called `name` with one field holding `value`, at the position of

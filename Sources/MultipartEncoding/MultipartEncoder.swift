@@ -16,8 +16,8 @@ public struct MultipartEncoder: Sendable {
 
     /// Every delimiter, the first and the closing one included, starts with CRLF.
     public let leadingLineBreak: Bool
-    /// Where part heads are built before they are written: kept with its capacity, so a body
-    /// of many parts costs one buffer, not one per part.
+    /// Where part heads are built before they are written (its `count` is the room): kept, so
+    /// a body of many parts costs one buffer, not one per part.
     private var scratch: [UInt8] = []
 
     /// Creates an encoder; by default with a fresh random boundary.
@@ -41,11 +41,8 @@ public struct MultipartEncoder: Sendable {
         _ disposition: ContentDisposition, headers: HeaderFields = HeaderFields(),
         into sink: inout some ByteSink
     ) throws(MultipartEncodingError) {
-        try writeHead(
-            headers, extra: 3 * ((disposition.name?.count ?? 0) + (disposition.filename?.count ?? 0)),
-            into: &sink
-        ) {
-            Self.append("\r\nContent-Disposition: ", to: &$0)
+        try writeHead(headers, extra: disposition.serializedUpperBound, into: &sink) {
+            $0.append("\r\nContent-Disposition: ")
             disposition.appendSerialized(to: &$0)
         }
     }
@@ -56,39 +53,47 @@ public struct MultipartEncoder: Sendable {
         name: String, filename: String? = nil, headers: HeaderFields = HeaderFields(),
         into sink: inout some ByteSink
     ) throws(MultipartEncodingError) {
-        try writeHead(headers, extra: 3 * (name.utf8.count + (filename?.utf8.count ?? 0)), into: &sink) {
-            Self.append("\r\nContent-Disposition: form-data; name=", to: &$0)
-            ContentDisposition.appendQuoted(name.utf8, to: &$0)
-            if let filename {
-                Self.append("; filename=", to: &$0)
-                ContentDisposition.appendQuoted(filename.utf8, to: &$0)
+        try writeHead(headers, extra: 64 + 3 * (name.utf8.count + (filename?.utf8.count ?? 0)), into: &sink) {
+            writer in
+            writer.append("\r\nContent-Disposition: form-data; name=")
+            var name = name
+            name.withUTF8 { ContentDisposition.appendQuoted($0, to: &writer) }
+            if var filename {
+                writer.append("; filename=")
+                filename.withUTF8 { ContentDisposition.appendQuoted($0, to: &writer) }
             }
         }
     }
 
-    /// Writes a part head: the delimiter, what `disposition` appends, `headers`, the blank line.
+    /// Writes a part head: the delimiter, what `disposition` appends (at most `extra` bytes
+    /// with its line's name), `headers`, the blank line.
+    ///
+    /// The head is built in `scratch` through a `ByteWriter` (one capacity check per head,
+    /// not one per piece) and written to the sink in one call.
     private mutating func writeHead(
         _ headers: HeaderFields, extra: Int, into sink: inout some ByteSink,
-        disposition: (inout [UInt8]) -> Void
+        disposition: (inout ByteWriter) -> Void
     ) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
         try Self.validate(headers)
-        var head = scratch
-        scratch = []
-        head.removeAll(keepingCapacity: true)
-        head.reserveCapacity(64 + boundary.bytes.count + extra + headers.serializedCount)
-        appendDelimiter(to: &head)
-        disposition(&head)
-        Self.append("\r\n", to: &head)
-        headers.forEachField { name, value in
-            head.append(contentsOf: name)
-            Self.append(": ", to: &head)
-            head.append(contentsOf: value)
-            Self.append("\r\n", to: &head)
+        let bound = 64 + boundary.bytes.count + extra + headers.serializedCount
+        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 256)) }
+        let delimiter: StaticString = partCount > 0 || leadingLineBreak ? "\r\n--" : "--"
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(buffer)
+            writer.append(delimiter)
+            boundary.bytes.withUnsafeBufferPointer { writer.append($0) }
+            disposition(&writer)
+            writer.append("\r\n")
+            headers.forEachField { name, value in
+                writer.append(name)
+                writer.append(": ")
+                writer.append(value)
+                writer.append("\r\n")
+            }
+            writer.append("\r\n")
+            sink.write(writer.written)
         }
-        Self.append("\r\n", to: &head)
-        sink.write(head)
-        scratch = head
         partCount += 1
     }
 
@@ -104,21 +109,10 @@ public struct MultipartEncoder: Sendable {
         }
     }
 
-    /// Appends a literal's bytes.
-    private static func append(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
     /// Writes content bytes of the current part as they are.
     @inlinable
     public func writeBody(_ bytes: UnsafeRawBufferPointer, into sink: inout some ByteSink) {
         sink.write(bytes)
-    }
-
-    /// `--boundary`, after a CRLF unless it starts the body.
-    private func appendDelimiter(to out: inout [UInt8]) {
-        Self.append(partCount > 0 || leadingLineBreak ? "\r\n--" : "--", to: &out)
-        out.append(contentsOf: boundary.bytes)
     }
 
     /// Writes the closing delimiter and a final CRLF.
@@ -140,19 +134,21 @@ public struct MultipartEncoder: Sendable {
         into sink: inout some ByteSink, trailing: Int
     ) throws(MultipartEncodingError) {
         guard !isFinished, trailing >= 0 else { throw MultipartEncodingError(.outOfOrder) }
-        var close = scratch
-        scratch = []
-        close.removeAll(keepingCapacity: true)
-        close.reserveCapacity(boundary.bytes.count + 6 + trailing)
-        appendDelimiter(to: &close)
-        Self.append("--", to: &close)
-        if trailing == 1 { close.append(UInt8(ascii: " ")) }
-        if trailing >= 2 {
-            for _ in 0..<(trailing / 2) { Self.append("\r\n", to: &close) }
-            if trailing % 2 == 1 { close.append(UInt8(ascii: " ")) }
+        let bound = boundary.bytes.count + 8 + trailing
+        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 256)) }
+        let delimiter: StaticString = partCount > 0 || leadingLineBreak ? "\r\n--" : "--"
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(buffer)
+            writer.append(delimiter)
+            boundary.bytes.withUnsafeBufferPointer { writer.append($0) }
+            writer.append("--")
+            if trailing == 1 { writer.append(UInt8(ascii: " ")) }
+            if trailing >= 2 {
+                for _ in 0..<(trailing / 2) { writer.append("\r\n") }
+                if trailing % 2 == 1 { writer.append(UInt8(ascii: " ")) }
+            }
+            sink.write(writer.written)
         }
-        sink.write(close)
-        scratch = close
         isFinished = true
     }
 }

@@ -15,7 +15,7 @@ public enum ClientResponseHead {
     ///   - keepAlive: whether the client connection stays open after this response.
     ///   - date: the current `Date` value.
     public static func make(
-        _ head: ResponseHead, framing: BodyFraming, chunked: Bool, keepAlive: Bool, date: [UInt8]
+        _ head: consuming ResponseHead, framing: BodyFraming, chunked: Bool, keepAlive: Bool, date: [UInt8]
     ) -> ResponseHead {
         var out = head
         out.headers.removeHopByHop()

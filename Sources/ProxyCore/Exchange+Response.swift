@@ -33,15 +33,17 @@ extension Exchange {
             case .done:
                 return
             case .awaitingHead:
-                let taken: (ResponseHead, BodyFraming)?
+                var taken: (ResponseHead, BodyFraming)?
                 do throws(ProxyError) {
                     taken = try response.takeHead(input, requestMethod: head.method)
                 } catch {
                     return fail(error, date: date, now: now, actions: &actions)
                 }
-                guard let (upstreamHead, framing) = taken else { return }
+                // Taken out of the optional and consumed on the way: the client's head is the
+                // upstream's, changed in place, and a second reference made every change copy.
+                guard let (upstreamHead, framing) = taken.take() else { return }
                 available = input.count
-                startResponse(upstreamHead, framing, date: date, now: now, actions: &actions)
+                startResponse(consume upstreamHead, framing, date: date, now: now, actions: &actions)
             case .body:
                 if !ignoringWatermark, levels.clientOutput + actions.pendingClientBytes > settings.highWater {
                     if !upstreamReadsPaused {
@@ -67,7 +69,7 @@ extension Exchange {
 
     /// Queues the client's version of the response head.
     private mutating func startResponse(
-        _ upstreamHead: ResponseHead, _ framing: BodyFraming, date: [UInt8], now: Int64,
+        _ upstreamHead: consuming ResponseHead, _ framing: BodyFraming, date: [UInt8], now: Int64,
         actions: inout ActionBuffer
     ) {
         if upstreamHead.status == 101 {
@@ -80,7 +82,8 @@ extension Exchange {
         let keepClient =
             head.keepAlive && request.phase.bodyRead && client.connectionMayPersist && !client.inputClosed
         record.bytesOut += response.start(
-            upstreamHead, framing, request: head, http2: clientProtocol.isHTTP2, keepClient: keepClient,
+            consume upstreamHead, framing, request: head, http2: clientProtocol.isHTTP2,
+            keepClient: keepClient,
             date: date, actions: &actions)
         if !request.phase.bodyRead {
             // An early answer: the rest of the request body will not be forwarded.

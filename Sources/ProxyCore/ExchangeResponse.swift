@@ -65,11 +65,12 @@ struct ExchangeResponse {
     /// keeps the connection when `keepClient`); the body follows. Returns the bytes queued for
     /// the client.
     mutating func start(
-        _ upstreamHead: ResponseHead, _ framing: BodyFraming, request: RequestHead, http2: Bool,
+        _ upstreamHead: consuming ResponseHead, _ framing: BodyFraming, request: RequestHead, http2: Bool,
         keepClient: Bool, date: [UInt8], actions: inout ActionBuffer
     ) -> Int64 {
         var clientFraming = ClientFraming.plain
         var queued: Int64 = 0
+        let upstreamKeepAlive = upstreamHead.keepAlive
         if http2 {
             // HEADERS; the body follows de-framed (never chunked), trailers dropped.
             let streamHead = ClientResponseHead.stream(upstreamHead, framing: framing, date: date)
@@ -79,11 +80,12 @@ struct ExchangeResponse {
             let chunkToClient = (framing == .chunked || framing == .untilClose) && request.version == .http11
             if chunkToClient { clientFraming = .chunked }
             let clientHead = ClientResponseHead.make(
-                upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient, date: date)
+                consume upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient,
+                date: date)
             queued = Int64(actions.sendClient { clientHead.serialize(into: &$0) })
         }
         phase = .body(
-            keepAlive: upstreamHead.keepAlive, decoder: BodyDecoder(framing), framing: clientFraming)
+            keepAlive: upstreamKeepAlive, decoder: BodyDecoder(framing), framing: clientFraming)
         return queued
     }
 

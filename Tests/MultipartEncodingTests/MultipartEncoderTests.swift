@@ -22,6 +22,34 @@ import Testing
         #expect(encoder.contentType == "multipart/form-data; boundary=XyZ")
     }
 
+    /// A head as long as its bound allows: every byte of the name and file name escaped (three
+    /// bytes each), long header values and a 70-byte boundary, then a short head reusing the
+    /// buffer. `ByteWriter` traps past the room the encoder reserved.
+    @Test func headsAtTheirLongest() throws {
+        var sink = ByteArraySink()
+        let boundary = String(repeating: "b", count: 70)
+        var encoder = MultipartEncoder(boundary: try Boundary(boundary))
+        let name = String(repeating: "\"", count: 300)
+        let filename = String(repeating: "\n\r", count: 200)
+        let value = String(repeating: "v", count: 5000)
+        try encoder.beginPart(
+            ContentDisposition(name: name, filename: filename),
+            headers: HeaderFields([("Content-Type", value), ("X-A", value)]), into: &sink)
+        try encoder.beginPart(name: name, filename: "\\", into: &sink)
+        try encoder.beginPart(ContentDisposition(name: "a"), into: &sink)
+        try encoder.finish(into: &sink, trailing: 7)
+        let disposition =
+            "Content-Disposition: form-data; name=\"" + String(repeating: "%22", count: 300) + "\""
+        let expected =
+            "--\(boundary)\r\n\(disposition); filename=\""
+            + String(repeating: "%0A%0D", count: 200)
+            + "\"\r\nContent-Type: \(value)\r\nX-A: \(value)\r\n\r\n"
+            + "\r\n--\(boundary)\r\n\(disposition); filename=\"\\\\\"\r\n\r\n"
+            + "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n"
+            + "\r\n--\(boundary)--\r\n\r\n\r\n "
+        #expect(String(decoding: sink.bytes, as: UTF8.self) == expected)
+    }
+
     @Test func emptyForm() throws {
         var sink = ByteArraySink()
         var encoder = MultipartEncoder(boundary: try Boundary("XyZ"))
