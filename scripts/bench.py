@@ -65,7 +65,7 @@ BENCH_REPEATS (3), BENCH_LARGE_MIB (1024), BENCH_SMALL_SECONDS (8), BENCH_CANDID
 BENCH_CASES ("1x 8x small h2-1x h2-8x h2-small"), BENCH_H2_SMALL_REQUESTS (120000),
 BENCH_H2LOAD_THREADS (1), BENCH_INSTRUCTION_REQUESTS (3200: the requests counted per candidate by
 scripts/profile/instructions.sh at the end of the profile phase), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
-skips it), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
+skips it), BENCH_CROWD (1000: concurrent 2 MiB uploads of the second memory check; 0 skips it), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
 BENCH_CORRUPT (N: the generator flips one file byte in every Nth upload after hashing; the
 run must then fail), BENCH_BASELINE (a file holding an earlier README bench block to compare
 with, so several runs compare with the same one; default: README.md's block before this run
@@ -85,6 +85,7 @@ repeats = int(os.environ.get("BENCH_REPEATS", "3"))
 large_mib = int(os.environ.get("BENCH_LARGE_MIB", "1024"))
 small_seconds = int(os.environ.get("BENCH_SMALL_SECONDS", "8"))
 rss_gib = int(os.environ.get("BENCH_RSS_GIB", "1"))
+crowd_uploads = int(os.environ.get("BENCH_CROWD", "1000"))
 corrupt = int(os.environ.get("BENCH_CORRUPT", "0"))
 profile_seconds = int(os.environ.get("BENCH_PROFILE_SECONDS", "4"))
 h2_small_requests = int(os.environ.get("BENCH_H2_SMALL_REQUESTS", "120000"))
@@ -913,6 +914,18 @@ def main():
         memory = (heavy, derived(sample, False))
         print(f"bench: 8 × {rss_gib} GiB through {heavy}: {memory[1]['value']:,.0f} MB/s, "
               f"peak RSS {memory[1]['rss']:.1f} MiB", flush=True)
+    crowd = None
+    if heavy and crowd_uploads > 0 and not partial:
+        # Many uploads at once: every one holds its connection, its parser and its buffers.
+        case = dict(conns=crowd_uploads, size=2 << 20, seed=2000, one_seed=True)
+        sample = measure(heavy, f"{crowd_uploads:,} × 2 MiB", case, sink, sink_port)
+        verified[0] += sample["verified"]
+        verified[1] += sample["verified_bytes"]
+        crowd = derived(sample, False)
+        print(f"bench: {crowd_uploads:,} concurrent 2 MiB uploads through {heavy}: {crowd['value']:,.0f} MB/s, "
+              f"peak RSS {crowd['rss']:.1f} MiB", flush=True)
+        if memory:
+            memory = memory + (crowd,)
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
     h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
@@ -1090,6 +1103,10 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
     if memory:
         memory_line = [f"Memory at scale: 8 concurrent {rss_gib} GiB uploads through FormGate {memory[0]}, once: "
                        f"{memory[1]['value']:,.0f} MB/s, peak RSS {memory[1]['rss']:.1f} MiB.", ""]
+    crowd = memory[2] if memory and len(memory) > 2 else None
+    if crowd:
+        memory_line[-1:-1] = [f"{crowd_uploads:,} concurrent 2 MiB uploads (one per connection) through FormGate "
+                              f"{memory[0]}, once: {crowd['value']:,.0f} MB/s, peak RSS {crowd['rss']:.1f} MiB."]
     parser = []
     if parser_table:
         parser = ["The parser in process", "",
