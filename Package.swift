@@ -38,6 +38,7 @@ let package = Package(
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP2", dependencies: ["HTTPCore", "CNghttp2"], swiftSettings: strict),
+        .target(name: "Resumable", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
@@ -87,6 +88,8 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ResumableTests", dependencies: ["Resumable", "HTTPCore", "HTTP1"], swiftSettings: strict),
         .testTarget(
             name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict
         ),

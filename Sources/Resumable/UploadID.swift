@@ -1,0 +1,39 @@
+import HTTPCore
+
+/// A resumable upload's id: 128 random bits as 32 lowercase hex digits.
+///
+/// The id names the upload's files in the store and ends its URL, so nothing but exactly that
+/// form is ever accepted from a client: no path separator, dot, escape or NUL can reach a
+/// file name.
+public struct UploadID: Hashable, Sendable, CustomStringConvertible {
+    /// The 32 hex digits.
+    public let hex: String
+
+    /// A fresh id from the kernel's random source (`SecureRandom`).
+    public static func random() -> UploadID {
+        var random = SecureRandom()
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { withUnsafeBytes(of: random.next()) { bytes += $0 } }
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return UploadID(validated: String(decoding: text, as: UTF8.self))
+    }
+
+    /// The id `text` names, if it is exactly 32 lowercase hex digits.
+    public init?(_ text: some StringProtocol) {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 32,
+            utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+        else { return nil }
+        hex = String(text)
+    }
+
+    private init(validated hex: String) { self.hex = hex }
+
+    public var description: String { hex }
+}
