@@ -8,54 +8,35 @@ extension ContentDisposition {
     /// the same bytes. Other parameters are dropped.
     public var serialized: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(32 + (name?.count ?? 0) + (filename?.count ?? 0))
         appendSerialized(to: &out)
         return out
     }
 
     /// Appends `serialized` to `out`.
     public func appendSerialized(to out: inout [UInt8]) {
-        out.append(contentsOf: "form-data".utf8)
-        if let name {
-            out.append(contentsOf: "; name=".utf8)
-            Self.appendQuoted(name, to: &out)
-        }
-        if let filename {
-            out.append(contentsOf: "; filename=".utf8)
-            Self.appendQuoted(filename, to: &out)
-        }
+        Self.append(to: &out, atMost: serializedUpperBound) { appendSerialized(to: &$0) }
     }
 
     /// Appends `value` as a quoted string with the escaping described on `serialized`.
     public static func appendQuoted(_ value: some Collection<UInt8>, to out: inout [UInt8]) {
-        let done: Void? = value.withContiguousStorageIfAvailable { appendQuoted($0, to: &out) }
-        if done == nil { Array(value).withUnsafeBufferPointer { appendQuoted($0, to: &out) } }
+        let bytes = Array(value)
+        append(to: &out, atMost: 3 * bytes.count + 2) { writer in
+            bytes.withUnsafeBufferPointer { appendQuoted($0, to: &writer) }
+        }
     }
 
-    /// `appendQuoted` over a buffer: runs of plain bytes are appended at once.
-    static func appendQuoted(_ value: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var start = 0
-        var index = 0
-        while index < value.count {
-            let escape: StaticString
-            switch value[index] {
-            case UInt8(ascii: "\""): escape = "%22"
-            case 0x0D: escape = "%0D"
-            case 0x0A: escape = "%0A"
-            case UInt8(ascii: "\\"): escape = #"\\"#
-            default:
-                index += 1
-                continue
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
-            out.append(
-                contentsOf: UnsafeBufferPointer(start: escape.utf8Start, count: escape.utf8CodeUnitCount))
-            index += 1
-            start = index
+    /// Appends to `out` what `write` writes through a `ByteWriter` (at most `bound` bytes): the
+    /// array variants share the writer's escaping, not a copy of it.
+    private static func append(to out: inout [UInt8], atMost bound: Int, _ write: (inout ByteWriter) -> Void)
+    {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let written = out.withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+            write(&writer)
+            return writer.written.count
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
-        out.append(UInt8(ascii: "\""))
+        out.removeLast(bound - written)
     }
 
     /// The most bytes `appendSerialized` writes: every byte of the name and file name could

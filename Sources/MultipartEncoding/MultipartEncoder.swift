@@ -67,22 +67,13 @@ public struct MultipartEncoder: Sendable {
 
     /// Writes a part head: the delimiter, what `disposition` appends (at most `extra` bytes
     /// with its line's name), `headers`, the blank line.
-    ///
-    /// The head is built in `scratch` through a `ByteWriter` (one capacity check per head,
-    /// not one per piece) and written to the sink in one call.
     private mutating func writeHead(
         _ headers: HeaderFields, extra: Int, into sink: inout some ByteSink,
         disposition: (inout ByteWriter) -> Void
     ) throws(MultipartEncodingError) {
         guard !isFinished else { throw MultipartEncodingError(.outOfOrder) }
         try Self.validate(headers)
-        let bound = 64 + boundary.bytes.count + extra + headers.serializedCount
-        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 256)) }
-        let delimiter: StaticString = partCount > 0 || leadingLineBreak ? "\r\n--" : "--"
-        scratch.withUnsafeMutableBufferPointer { buffer in
-            var writer = ByteWriter(buffer)
-            writer.append(delimiter)
-            boundary.bytes.withUnsafeBufferPointer { writer.append($0) }
+        writeDelimited(room: 64 + extra + headers.serializedCount, into: &sink) { writer in
             disposition(&writer)
             writer.append("\r\n")
             headers.forEachField { name, value in
@@ -92,7 +83,6 @@ public struct MultipartEncoder: Sendable {
                 writer.append("\r\n")
             }
             writer.append("\r\n")
-            sink.write(writer.written)
         }
         partCount += 1
     }
@@ -134,21 +124,32 @@ public struct MultipartEncoder: Sendable {
         into sink: inout some ByteSink, trailing: Int
     ) throws(MultipartEncodingError) {
         guard !isFinished, trailing >= 0 else { throw MultipartEncodingError(.outOfOrder) }
-        let bound = boundary.bytes.count + 8 + trailing
-        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 256)) }
-        let delimiter: StaticString = partCount > 0 || leadingLineBreak ? "\r\n--" : "--"
-        scratch.withUnsafeMutableBufferPointer { buffer in
-            var writer = ByteWriter(buffer)
-            writer.append(delimiter)
-            boundary.bytes.withUnsafeBufferPointer { writer.append($0) }
+        writeDelimited(room: 4 + trailing, into: &sink) { writer in
             writer.append("--")
             if trailing == 1 { writer.append(UInt8(ascii: " ")) }
             if trailing >= 2 {
                 for _ in 0..<(trailing / 2) { writer.append("\r\n") }
                 if trailing % 2 == 1 { writer.append(UInt8(ascii: " ")) }
             }
-            sink.write(writer.written)
         }
         isFinished = true
+    }
+
+    /// Writes a delimiter (`--boundary`, after a CRLF unless it starts the body) and what
+    /// `rest` writes after it (at most `room` bytes), built in `scratch` through a
+    /// `ByteWriter` (one capacity check, not one per piece) and given to the sink in one call.
+    private mutating func writeDelimited(
+        room: Int, into sink: inout some ByteSink, _ rest: (inout ByteWriter) -> Void
+    ) {
+        let bound = 4 + boundary.bytes.count + room
+        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 256)) }
+        let delimiter: StaticString = partCount > 0 || leadingLineBreak ? "\r\n--" : "--"
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(buffer)
+            writer.append(delimiter)
+            boundary.bytes.withUnsafeBufferPointer { writer.append($0) }
+            rest(&writer)
+            sink.write(writer.written)
+        }
     }
 }
