@@ -23,16 +23,16 @@ final class SpoolFile: Sendable {
     }
 }
 
-/// A worker's spool writer: one thread (`fg-spool-N`) that does the spools' write(2)s and
-/// close(2)s in the order the loop queued them, so a slow or full disk stalls no loop. The
-/// loop only queues (under a lock held for bookkeeping, never while writing) and hears of
-/// progress through `progressed`, called on the writer thread when a file's bytes in flight
-/// fall to `lowMark` or to zero, or a write fails.
+/// A worker's spool writer: one thread (`fg-spool-N`, a `SerialJobThread`) that does the
+/// spools' write(2)s and close(2)s in the order the loop queued them, so a slow or full disk
+/// stalls no loop. The loop only queues and hears of progress through `progressed`, called on
+/// the writer thread when a file's bytes in flight fall to `lowMark` or to zero, or a write
+/// fails.
 ///
 /// The thread starts with the first job and ends in `finish()`, after what is queued; a job
 /// queued when no thread runs (it could not be started, or the worker finished) runs on the
 /// caller's thread.
-final class SpoolWriter: @unchecked Sendable {
+final class SpoolWriter: Sendable {
     enum Job {
         /// Appends `block` to the file.
         case write(SpoolFile, [UInt8])
@@ -45,16 +45,10 @@ final class SpoolWriter: @unchecked Sendable {
     /// A backed-up file signals when its bytes in flight fall to this.
     static let lowMark = 512 << 10
 
-    private let name: String
     private let progressed: @Sendable () -> Void
-    private let beforeFirstBlock: (@Sendable () -> Void)?
-    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let workReady = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Under `lock`:
-    private var jobs: [Job] = []
-    private var thread: EventLoopThread?
-    private var stopping = false
-    private var finished = false
+    private let thread: SerialJobThread
+    /// The test hook, until the first job takes it.
+    private let beforeFirstBlock: Mutex<(@Sendable () -> Void)?>
 
     /// - Parameters:
     ///   - name: the thread's name.
@@ -65,18 +59,9 @@ final class SpoolWriter: @unchecked Sendable {
         name: String, beforeFirstBlock: (@Sendable () -> Void)? = nil,
         progressed: @escaping @Sendable () -> Void
     ) {
-        self.name = name
-        self.beforeFirstBlock = beforeFirstBlock
+        thread = SerialJobThread(name: name)
+        self.beforeFirstBlock = Mutex(beforeFirstBlock)
         self.progressed = progressed
-        pthread_mutex_init(lock, nil)
-        pthread_cond_init(workReady, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(workReady)
-        pthread_mutex_destroy(lock)
-        workReady.deallocate()
-        lock.deallocate()
     }
 
     /// Queues `block` for `file` and returns at once.
@@ -93,50 +78,20 @@ final class SpoolWriter: @unchecked Sendable {
 
     /// Stops the thread after the jobs queued so far and waits for it (the loop has ended).
     func finish() {
-        pthread_mutex_lock(lock)
-        finished = true
-        stopping = true
-        let running = thread
-        pthread_cond_signal(workReady)
-        pthread_mutex_unlock(lock)
-        running?.join()
+        thread.finish()
     }
 
     private func submit(_ job: Job) {
-        pthread_mutex_lock(lock)
-        if thread == nil, !finished { startThread() }
-        guard thread != nil, !stopping else {
-            pthread_mutex_unlock(lock)
-            return perform(job)
+        let hadThread = thread.failure == nil
+        let gate = beforeFirstBlock.withLock { hook in
+            defer { hook = nil }
+            return hook
         }
-        jobs.append(job)
-        pthread_cond_signal(workReady)
-        pthread_mutex_unlock(lock)
-    }
-
-    /// Starts the thread (the lock is held); a failure leaves the jobs to their callers.
-    private func startThread() {
-        do throws(EventLoopError) {
-            thread = try EventLoopThread.start(name: name) { [self] in run() }
-        } catch {
-            finished = true
-            ErrorLog.shared.write(.warn, "\(error.message): spool writes run on the loop")
+        if let gate { thread.submit(gate) }
+        thread.submit { [self] in perform(job) }
+        if hadThread, let failure = thread.failure {
+            ErrorLog.shared.write(.warn, "\(failure.message): spool writes run on the loop")
         }
-    }
-
-    private func run() {
-        beforeFirstBlock?()
-        pthread_mutex_lock(lock)
-        while true {
-            while jobs.isEmpty, !stopping { pthread_cond_wait(workReady, lock) }
-            if jobs.isEmpty { break }
-            let batch = jobs
-            jobs.removeAll(keepingCapacity: true)
-            pthread_mutex_unlock(lock)
-            for job in batch { perform(job) }
-            pthread_mutex_lock(lock)
-        }
-        pthread_mutex_unlock(lock)
     }
 
     private func perform(_ job: Job) {
