@@ -38,7 +38,9 @@ let package = Package(
         .target(name: "MultipartEncoding", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP1", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "HTTP2", dependencies: ["HTTPCore", "CNghttp2"], swiftSettings: strict),
-        .target(name: "Resumable", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
+        .target(
+            name: "Resumable", dependencies: ["HTTPCore", "HTTP1", "CCrypto", "MultipartEncoding"],
+            swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
@@ -52,18 +54,19 @@ let package = Package(
             name: "ProxyCore",
             dependencies: [
                 "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
-                "CCrypto",
+                "CCrypto", "Resumable",
             ],
             swiftSettings: strict),
         .target(
-            name: "Config", dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth"],
+            name: "Config",
+            dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth", "Resumable"],
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
-                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2",
+                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2", "Resumable",
             ],
             swiftSettings: strict),
         .target(

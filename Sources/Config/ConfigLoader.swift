@@ -1,5 +1,6 @@
 import HTTPCore
 import ProxyCore
+import Resumable
 import UploadRules
 
 #if canImport(Glibc)
@@ -173,7 +174,7 @@ public enum ConfigLoader {
 
     static func decodeRoute(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> Route? {
         let keys: Set<String> = [
-            "name", "match", "upstream", "request_body", "multipart", "headers", "auth", "rate_limit",
+            "name", "match", "upstream", "request_body", "multipart", "headers", "auth", "rate_limit", "tus",
         ]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
         guard entries.contains(where: { $0.key == "match" }) else {
@@ -184,6 +185,7 @@ public enum ConfigLoader {
         var name: String?
         var auth: (spec: AuthSpec, mark: SourceMark)?
         var rateLimit: RateLimitSpec?
+        var tus: TusSettings?
         for (key, _, value) in entries {
             let keyPath = join(path, key)
             switch key {
@@ -207,6 +209,8 @@ public enum ConfigLoader {
                 auth = AuthLoader.decodeAuth(value, keyPath, &decoder).map { ($0, value.mark) }
             case "rate_limit":
                 rateLimit = RateLimitLoader.decodeRateLimit(value, keyPath, &decoder)
+            case "tus":
+                tus = TusLoader.decodeTus(value, keyPath, &decoder)
             default:
                 break
             }
@@ -219,6 +223,10 @@ public enum ConfigLoader {
         if let auth { AuthLoader.addAuth(auth.spec, auth.mark, join(path, "auth"), &decoder, to: &route) }
         if let rateLimit {
             RateLimitLoader.addRateLimit(rateLimit, node.mark, join(path, "rate_limit"), &decoder, to: &route)
+        }
+        if let tus {
+            TusLoader.checkRoute(route, tus, node.mark, path, &decoder)
+            route.tus = tus
         }
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")

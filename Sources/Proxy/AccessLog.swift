@@ -53,6 +53,7 @@ final class AccessLog: @unchecked Sendable {
         line.key("identity")
         line.string(record.identity)
         if let multipart = record.multipart { Self.write(multipart, to: &line) }
+        if let tus = record.tus { Self.write(tus, to: &line) }
         line.key("error")
         line.string(record.error)
         emit(&line)
@@ -79,6 +80,21 @@ final class AccessLog: @unchecked Sendable {
         line.endArray()
         line.key("object_key")
         line.string(multipart.objectKey)
+    }
+
+    /// A tus request's object: `tus: { id, offset, length, event }`.
+    private static func write(_ tus: TusLog, to line: inout JSONLine) {
+        line.key("tus")
+        line.beginObject()
+        line.key("id")
+        line.string(tus.id)
+        line.key("offset")
+        line.integer(tus.offset)
+        line.key("length")
+        line.integer(tus.length)
+        line.key("event")
+        line.string(tus.event)
+        line.endObject()
     }
 
     private static func write(_ part: AccessRecord.Part, to line: inout JSONLine) {

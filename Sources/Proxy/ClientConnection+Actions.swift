@@ -22,7 +22,7 @@ extension ClientConnection: ExchangeTransport {
 
     func processClientInput() {
         machine.clientReadable(
-            input: socket.input, sink: sink, levels: levels, settings: worker.settings, now: now,
+            input: socket.input, sink: sink, levels: levels, settings: settings, now: now,
             actions: &actions)
     }
 

@@ -23,9 +23,20 @@ final class ClientConnection: BufferedSocketDelegate {
     let io: ExchangeIO
     var timers: ConnectionTimers!
     var closed = false
+    /// The settings of an internal connection (a tus delivery's); others use the worker's.
+    private let ownSettings: ProxySettings?
 
-    /// - Parameter secure: whether `socket` runs TLS (its handshake done).
-    init(socket: BufferedSocket, peer: SocketAddress, secure: Bool = false, worker: Worker) {
+    /// The settings the connection's next request starts with.
+    var settings: ProxySettings { ownSettings ?? worker.settings }
+
+    /// - Parameters:
+    ///   - secure: whether `socket` runs TLS (its handshake done).
+    ///   - settings: the settings of an internal connection (default: the worker's, as reloaded).
+    init(
+        socket: BufferedSocket, peer: SocketAddress, secure: Bool = false, worker: Worker,
+        settings: ProxySettings? = nil
+    ) {
+        ownSettings = settings
         self.socket = socket
         self.peer = peer
         self.worker = worker
@@ -33,11 +44,12 @@ final class ClientConnection: BufferedSocketDelegate {
         self.peerHost = peer.host
         self.io = ExchangeIO(worker: worker)
         machine = HTTP1ConnectionStateMachine(
-            settings: worker.settings, client: Array(peerHost.utf8), secure: secure, tools: worker.ruleTools,
+            settings: settings ?? worker.settings, client: Array(peerHost.utf8), secure: secure,
+            tools: worker.ruleTools,
             now: worker.base.nowMilliseconds, actions: &actions)
         timers = ConnectionTimers(base: worker.base) { [unowned self] id in self.timerFired(id) }
         socket.delegate = self
-        socket.setWatermarks(readHigh: worker.settings.highWater, writeLow: 0)
+        socket.setWatermarks(readHigh: self.settings.highWater, writeLow: 0)
         socket.enable()
         execute()
         // Bytes already read (a plain h2c listener sniffed them) are served now.
@@ -57,7 +69,7 @@ final class ClientConnection: BufferedSocketDelegate {
     func socketReadable(_ socket: BufferedSocket) {
         guard !closed else { return }
         machine.clientReadable(
-            input: socket.input, sink: sink, levels: levels, settings: worker.settings, now: now,
+            input: socket.input, sink: sink, levels: levels, settings: settings, now: now,
             actions: &actions)
         execute()
     }
@@ -96,6 +108,13 @@ final class ClientConnection: BufferedSocketDelegate {
     func hashingProgressed() {
         guard !closed else { return }
         machine.hashingProgressed(sink: sink, levels: levels, now: now, actions: &actions)
+        execute()
+    }
+
+    /// A local responder's work progressed.
+    func localProgressed() {
+        guard !closed else { return }
+        machine.localProgress(input: socket.input, levels: levels, now: now, actions: &actions)
         execute()
     }
 

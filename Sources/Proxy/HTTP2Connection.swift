@@ -192,6 +192,8 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     func hashingProgressed() { handle { $0.hashingProgressed(streams: self, now: $1, actions: &$2) } }
 
+    func localProgressed() { handle { $0.localProgressed(streams: self, now: $1, actions: &$2) } }
+
     /// Closes the connection (the socket failed or ended, or the worker stops).
     func close() { handle { $0.close(now: $1, actions: &$2) } }
 

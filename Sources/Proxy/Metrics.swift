@@ -91,6 +91,10 @@ final class Metrics: Sendable {
         var uploadsInFlight = 0
         var reloads = 0
         var reloadFailures = 0
+        /// The resumable uploads' series (`Metrics+Tus`).
+        var tusEvents: [TusKey: Int] = [:]
+        var tusBytes: [String: Int64] = [:]
+        var tusActive: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -174,6 +178,7 @@ final class Metrics: Sendable {
         Self.renderLabelledCounters(snapshot, into: &out)
         Self.renderCheckCounters(snapshot, into: &out)
         Self.renderHistograms(snapshot, into: &out)
+        Self.renderTus(snapshot, into: &out)
         Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
         Self.family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.", into: &out)
@@ -268,11 +273,11 @@ final class Metrics: Sendable {
         }
     }
 
-    private static func family(_ name: String, _ type: String, _ help: String, into out: inout String) {
+    static func family(_ name: String, _ type: String, _ help: String, into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
     }
 
-    private static func labels(_ pairs: [(String, String)]) -> String {
+    static func labels(_ pairs: [(String, String)]) -> String {
         pairs.isEmpty ? "" : "{" + pairs.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",") + "}"
     }
 

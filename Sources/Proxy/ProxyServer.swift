@@ -3,6 +3,7 @@ public import EventLoop
 import HTTP2
 import HTTPCore
 import ProxyCore
+import Resumable
 import Synchronization
 public import UploadRules
 
@@ -18,6 +19,8 @@ public final class ProxyServer: @unchecked Sendable {
     /// Counters for `/metrics`.
     let metrics: Metrics
     private let accessLog: AccessLog
+    /// The tus stores every worker shares.
+    private let tusServices: TusServices
 
     /// Loads the TLS listeners' certificates and binds every worker's listeners (so errors
     /// surface before serving).
@@ -39,6 +42,15 @@ public final class ProxyServer: @unchecked Sendable {
         let metrics = Metrics()
         metrics.droppedLogLines = { log.writer.dropped }
         self.metrics = metrics
+        tusServices = TusServices(threadsPerStore: 2)
+        for route in config.routes {
+            guard let tus = route.tus else { continue }
+            do throws(StoreError) {
+                _ = try tusServices.service(tus.store)
+            } catch {
+                throw EventLoopError("route \(route.name): tus store \(tus.store): \(error)")
+            }
+        }
         var bindings: [ListenerBinding] = []
         for listener in config.listeners {
             let address = try SocketAddress(parsing: listener.address)
@@ -56,7 +68,7 @@ public final class ProxyServer: @unchecked Sendable {
         for index in 0..<count {
             let worker = try Worker(
                 config: config, workers: count, log: log, metrics: metrics, listeners: bindings,
-                digestPool: digestPool, index: index, spoolGate: spoolGate)
+                digestPool: digestPool, index: index, spoolGate: spoolGate, tusServices: tusServices)
             // With port 0 the first worker's listeners pick ports; the others join them
             // (SO_REUSEPORT).
             for (index, bound) in worker.addresses.enumerated() {
@@ -114,6 +126,7 @@ public final class ProxyServer: @unchecked Sendable {
         for worker in workers { worker.stop() }
         for thread in threads { thread.join() }
         threads.removeAll()
+        tusServices.finish()
     }
 
     /// New requests use `config`; requests in flight finish with the one they started with.

@@ -7,6 +7,8 @@ protocol ServedConnection: AnyObject {
     func close()
     /// The worker's hashing queue reported progress.
     func hashingProgressed()
+    /// A local responder's work (a tus store job, a delivery) progressed.
+    func localProgressed()
 }
 
 extension ClientConnection: ServedConnection {}

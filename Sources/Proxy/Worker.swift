@@ -33,7 +33,7 @@ final class Worker {
     let base: EventBase
     /// The configuration new requests start with (loop thread only).
     private(set) var config: ServerConfig {
-        didSet { settings = Self.settings(config) }
+        didSet { settings = withLocalRoutes(Self.settings(config)) }
     }
     /// `config` as the state machines read it.
     private(set) var settings: ProxySettings
@@ -48,8 +48,12 @@ final class Worker {
     /// share of the hashing threads, if the server has them.
     private(set) var ruleTools = RuleTools(sniffer: Sniffer())
     /// Wakes the loop when hashing or spool writing progresses (from a hashing thread or the
-    /// spool writer).
-    private var progressNotifier: Notifier?
+    /// spool writer), or a tus store job or delivery is done.
+    private(set) var progressNotifier: Notifier?
+    /// The tus stores, shared by every worker.
+    let tusServices: TusServices
+    /// The identities of this worker's tus deliveries under way.
+    let deliveryTickets = DeliveryTickets()
     /// Writes this loop's spools on its own thread (`fg-spool-N`); set at the end of `init`
     /// (its signal is the notifier, which needs the worker).
     private(set) var spoolWriter: SpoolWriter!
@@ -63,6 +67,8 @@ final class Worker {
     private var acceptErrors = AcceptErrorTally(pause: Listener.errorPauseMilliseconds)
     /// Writes the accept failures counted since the last line, once its interval is over.
     private var acceptErrorReport: Timer?
+    /// The first worker's look for expired tus uploads (`expireUploads`).
+    private var expiryTimer: Timer?
 
     /// - Parameters:
     ///   - digestPool: the hashing threads every worker shares; without them, large parts are
@@ -71,9 +77,11 @@ final class Worker {
     ///   - spoolGate: a test hook the spool writer calls before its first write.
     init(
         config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, listeners: [ListenerBinding],
-        digestPool: DigestPool? = nil, index: Int = 0, spoolGate: (@Sendable () -> Void)? = nil
+        digestPool: DigestPool? = nil, index: Int = 0, spoolGate: (@Sendable () -> Void)? = nil,
+        tusServices: TusServices = TusServices(threadsPerStore: 1)
     ) throws(EventLoopError) {
         base = try EventBase()
+        self.tusServices = tusServices
         self.config = config
         self.settings = Self.settings(config)
         self.log = log
@@ -97,12 +105,21 @@ final class Worker {
         if let digestPool {
             ruleTools.hashing = DigestQueue(pool: digestPool) { [notifier] in notifier.notify() }
         }
+        settings = withLocalRoutes(settings)
+        if index == 0 {
+            let timer = Timer(base: base, repeating: true) { [unowned self] in self.expireUploads() }
+            timer.schedule(milliseconds: Self.expiryInterval)
+            expiryTimer = timer
+        }
     }
 
     /// A hashing thread or the spool writer reported progress: every connection looks at its
     /// held output, paused reads and pending spool flushes (`hashingProgressed`).
     private func backgroundProgressed() {
-        for client in Array(clients.values) { client.hashingProgressed() }
+        for client in Array(clients.values) {
+            client.hashingProgressed()
+            client.localProgressed()
+        }
     }
 
     /// Queues a command for the loop thread (callable from any thread).
@@ -239,6 +256,12 @@ final class Worker {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         metrics.update { $0.activeConnections -= 1 }
         connectionEnded()
+    }
+
+    /// Serves an internal connection (a tus delivery's) like an accepted one.
+    func adopt(_ client: any ServedConnection) {
+        clients[ObjectIdentifier(client)] = client
+        metrics.update { $0.activeConnections += 1 }
     }
 
     private func connectionEnded() {

@@ -53,6 +53,8 @@ public struct AccessRecord: Sendable {
     public var failure: ProxyError?
     /// The multipart body, when the rules ran.
     public var multipart: Multipart?
+    /// A tus request's upload and event.
+    public var tus: TusLog?
     /// Who sent the request (a subject or key name, never a credential), when `auth:` ran.
     public var identity: String?
     /// What the request-level checks decided, for the metrics.

@@ -47,6 +47,8 @@ extension Exchange {
             client.pauseReads(&actions)
         }
         record.upstreamStatus = nil
+        record.tus = answer.tus
+        if let error = answer.error { record.error = error }
         let http2 = clientProtocol.isHTTP2
         let keepAlive =
             !http2 && head.keepAlive && bodyRead && client.connectionMayPersist && !client.inputClosed

@@ -44,7 +44,10 @@ extension Exchange {
         request.phase = .reading
         if let handler = route?.local {
             // The route is answered inside FormGate: its responder takes the request.
-            let asked = LocalRequest(head: head, route: route?.name ?? "", identity: identity, now: now)
+            let asked = LocalRequest(
+                head: head, route: route?.name ?? "", identity: identity, client: clientAddress,
+                secure: secure,
+                requestID: requestID, now: now)
             local = LocalResponderBox(handler.responder(for: asked))
         } else if let error = request.setUp(
             route: route, head: head, limits: settings.limits, identity: identity, sink: sink, tools: tools,

@@ -92,6 +92,9 @@ public struct Exchange<Sink: RequestBodySink> {
     /// Whether the exchange still runs.
     public var isActive: Bool { outcome == nil }
 
+    /// Whether a local responder answers the exchange (`Exchange+Local`).
+    public var isLocal: Bool { local != nil }
+
     /// Whether the exchange is reading the client's body (and wants its bytes).
     public var readsBody: Bool { outcome == nil && request.phase == .reading }
 

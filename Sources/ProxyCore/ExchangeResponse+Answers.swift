@@ -28,10 +28,12 @@ extension ExchangeResponse {
         date: [UInt8], actions: inout ActionBuffer
     ) -> Int64 {
         var headers = answer.headers
-        headers.append(name: "Content-Length", value: String(answer.body.count))
+        // RFC 9110 §8.6: no Content-Length on a 204 (nor a body).
+        let noContent = answer.status == 204
+        if !noContent { headers.append(name: "Content-Length", value: String(answer.body.count)) }
         headers.append(HeaderFields.Field(name: ClientResponseHead.dateName, value: date))
         headers.append(name: "X-Request-Id", value: requestID)
-        let body = request.method == "HEAD" ? [] : answer.body
+        let body = request.method == "HEAD" || noContent ? [] : answer.body
         if http2 { return answerStream(status: answer.status, headers: headers, body: body, &actions) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         let head = ResponseHead(

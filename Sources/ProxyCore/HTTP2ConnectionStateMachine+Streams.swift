@@ -187,6 +187,26 @@ extension HTTP2ConnectionStateMachine {
         }
     }
 
+    /// Local responders' work progressed (a store thread finished a job): every running
+    /// exchange with a local responder hears of it.
+    public mutating func localProgressed(
+        streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
+    ) {
+        guard phase != .closed else { return }
+        let date = currentDate(now)
+        var armed: Int64?
+        streams.forEachStream { id, state in
+            guard state.phase == .active, state.exchange.isLocal else { return }
+            armed = Self.earliest(
+                armed,
+                state.run(id, &actions) {
+                    $0.localProgress(input: io.input(id), date: date, now: now, actions: &$1)
+                })
+            actions.append(.settleStream(id))
+        }
+        armStreamsTimer(armed, &actions)
+    }
+
     /// The loop's hashing queue reported progress: every running exchange hears of it.
     public mutating func hashingProgressed(
         streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer

@@ -26,8 +26,27 @@ public struct LocalRequest: Sendable {
     public var route: String
     /// The identity the route's checks established.
     public var identity: Identity?
+    /// The client's numeric address.
+    public var client: [UInt8]
+    /// Whether the client came over TLS.
+    public var secure: Bool
+    /// The request's id (`X-Request-Id`).
+    public var requestID: String
     /// The monotonic clock, milliseconds.
     public var now: Int64
+
+    public init(
+        head: RequestHead, route: String, identity: Identity?, client: [UInt8], secure: Bool,
+        requestID: String, now: Int64
+    ) {
+        self.head = head
+        self.route = route
+        self.identity = identity
+        self.client = client
+        self.secure = secure
+        self.requestID = requestID
+        self.now = now
+    }
 }
 
 /// One request's handling inside FormGate: a value its exchange holds and drives. Events come
@@ -53,10 +72,36 @@ public struct LocalAnswer: Sendable, Equatable {
     /// Fields besides `Content-Length`, `Date` and `X-Request-Id`, which the exchange adds.
     public var headers: HeaderFields
     public var body: [UInt8]
+    /// The access log's `tus` object, on a tus route.
+    public var tus: TusLog?
+    /// The access log's `error`, for a refusal.
+    public var error: String?
 
-    public init(status: Int, headers: HeaderFields = HeaderFields(), body: [UInt8] = []) {
+    public init(
+        status: Int, headers: HeaderFields = HeaderFields(), body: [UInt8] = [], tus: TusLog? = nil,
+        error: String? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.tus = tus
+        self.error = error
+    }
+}
+
+/// The access log's `tus` object: the upload, where it stands, and what the request did.
+public struct TusLog: Sendable, Equatable {
+    /// What a tus request did (`created`, `patched`, `completed`, `terminated`, `expired`;
+    /// nil for a HEAD, an OPTIONS or a refusal).
+    public var event: String?
+    public var id: String?
+    public var offset: Int64?
+    public var length: Int64?
+
+    public init(event: String?, id: String?, offset: Int64? = nil, length: Int64? = nil) {
+        self.event = event
+        self.id = id
+        self.offset = offset
+        self.length = length
     }
 }

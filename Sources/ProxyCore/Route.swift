@@ -1,3 +1,4 @@
+public import Resumable
 public import UploadRules
 
 /// `request_body:` how a rewritten body travels upstream.
@@ -32,6 +33,7 @@ public struct Route: Sendable {
         var authForwarding: AuthForwarding? = nil
         var authMethod: String? = nil
         var local: (any LocalHandler)? = nil
+        var tus: TusSettings? = nil
 
         init(
             name: String, pathPrefix: String, host: String?, methods: [String], upstream: UpstreamURL?,
@@ -61,6 +63,7 @@ public struct Route: Sendable {
             copy.authForwarding = authForwarding
             copy.authMethod = authMethod
             copy.local = local
+            copy.tus = tus
             return copy
         }
     }
@@ -191,6 +194,15 @@ public struct Route: Sendable {
         _modify {
             own()
             yield &fields.local
+        }
+    }
+
+    /// `tus:` the route takes resumable uploads (the shell gives it its local handler).
+    public var tus: TusSettings? {
+        _read { yield fields.tus }
+        _modify {
+            own()
+            yield &fields.tus
         }
     }
 

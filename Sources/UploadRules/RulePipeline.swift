@@ -333,12 +333,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 case .keep:
                     break
                 case .rejectMismatch:
-                    if declaredEssence != sniffed {
-                        refusal = Refusal(
-                            .typeMismatch,
-                            description:
-                                "part \(part.name): declared type \(declaredEssence ?? "none") is not the content's type \(sniffed)"
-                        )
+                    if let mismatch = rules.typeMismatch(
+                        part: part.name, declared: declaredEssence, sniffed: sniffed)
+                    {
+                        refusal = mismatch
                         return
                     }
                 }
@@ -347,15 +345,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             if part.head.hasInvalidContentType, let sniffed {
                 partHeaders.set(name: "Content-Type", value: sniffed)
             }
-            if !rules.allowTypes.isEmpty {
-                let judged = sniffed ?? declaredEssence ?? "application/octet-stream"
-                let type =
-                    (try? MediaType.parse(judged)) ?? MediaType(type: "application", subtype: "octet-stream")
-                guard rules.allowTypes.contains(where: { type.matches($0) }) else {
-                    refusal = Refusal(
-                        .typeNotAllowed, description: "part \(part.name): type \(judged) is not allowed")
-                    return
-                }
+            if let notAllowed = rules.typeNotAllowed(
+                part: part.name, declared: declaredEssence, sniffed: sniffed)
+            {
+                refusal = notAllowed
+                return
             }
         }
         if part.head.hasInvalidContentType, !partHeaders.contains("Content-Type") {

@@ -26,22 +26,27 @@ public struct RuleSet: Sendable {
     /// `order: fields_first`: file parts go to the pipeline's `deferred` sink, so the caller
     /// can send every field before the first file (object stores ignore fields after it).
     public var fieldsFirst = false
+    /// The upstream gets an exact `Content-Length` whatever the providers, and the file is the
+    /// last part (the route of a tus delivery, whose body FormGate writes itself).
+    public var requiresContentLength = false
     /// The file must be the last part (an object-store provider is injected): a part after a
     /// file is refused (400 naming it) unless `fieldsFirst` moves the fields before the files.
     public var fileLast: Bool {
         !fieldsFirst
-            && inject.contains {
-                if case .provider(let provider) = $0.value { return provider.needsFileLast }
-                return false
-            }
+            && (requiresContentLength
+                || inject.contains {
+                    if case .provider(let provider) = $0.value { return provider.needsFileLast }
+                    return false
+                })
     }
     /// A provider's store refuses chunked bodies (S3, OSS, COS, Qiniu): the route never sends
     /// one (a `stream` body whose length cannot be declared is spooled, as `buffer` does).
     public var needsContentLength: Bool {
-        inject.contains {
-            if case .provider(let provider) = $0.value { return provider.needsContentLength }
-            return false
-        }
+        requiresContentLength
+            || inject.contains {
+                if case .provider(let provider) = $0.value { return provider.needsContentLength }
+                return false
+            }
     }
     /// The re-encoded body's length is known once the file's head is written, and a provider's
     /// store needs it: the file is last and FormGate adds nothing after its content (no digest
@@ -170,5 +175,27 @@ public enum PolicyValue: Sendable {
     public var usesIdentity: Bool {
         if case .string(let template) = self { return template.usesIdentity }
         return false
+    }
+}
+
+extension RuleSet {
+    /// `sniff.content_type: reject_mismatch`: the refusal of file part `part` whose declared
+    /// type (its essence) is not the sniffed one; nil when they agree.
+    public func typeMismatch(part: String, declared: String?, sniffed: String) -> RuleRefusal? {
+        guard declared != sniffed else { return nil }
+        return RuleRefusal(
+            .typeMismatch,
+            description:
+                "part \(part): declared type \(declared ?? "none") is not the content's type \(sniffed)")
+    }
+
+    /// `allow_types`: the refusal of file part `part` whose type (sniffed, else declared, else
+    /// `application/octet-stream`) matches no pattern; nil when it is allowed (or every type is).
+    public func typeNotAllowed(part: String, declared: String?, sniffed: String?) -> RuleRefusal? {
+        guard !allowTypes.isEmpty else { return nil }
+        let judged = sniffed ?? declared ?? "application/octet-stream"
+        let type = (try? MediaType.parse(judged)) ?? MediaType(type: "application", subtype: "octet-stream")
+        guard !allowTypes.contains(where: { type.matches($0) }) else { return nil }
+        return RuleRefusal(.typeNotAllowed, description: "part \(part): type \(judged) is not allowed")
     }
 }
