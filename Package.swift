@@ -75,7 +75,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "formgate",
-            dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop", "UploadRules"],
+            dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop", "UploadRules", "Resumable"],
             swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
@@ -92,7 +92,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
-            name: "ResumableTests", dependencies: ["Resumable", "HTTPCore", "HTTP1"], swiftSettings: strict),
+            name: "ResumableTests", dependencies: ["Resumable", "HTTPCore", "HTTP1", "MultipartEncoding", "MultipartParsing"], swiftSettings: strict),
         .testTarget(
             name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict
         ),
@@ -105,7 +105,7 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(
-            name: "ConfigTests", dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore"],
+            name: "ConfigTests", dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable"],
             swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",

@@ -185,6 +185,7 @@ public final class ProxyServer: @unchecked Sendable {
         }
         for thread in threads { thread.join() }
         threads.removeAll()
+        tusServices.finish()
         return true
     }
 

@@ -130,7 +130,12 @@ final class TusOperation: @unchecked Sendable {
 
     func end() {
         bodyEnded = true
-        guard currentAnswer == nil, let work else { return }
+        finishIfEnded()
+    }
+
+    /// The body ended and the session is open (in either order): commits the bytes.
+    private func finishIfEnded() {
+        guard bodyEnded, !finishing, currentAnswer == nil, let work else { return }
         if judgeWindow != nil, !held.isEmpty {
             guard judge() else { return }
         }
@@ -193,8 +198,10 @@ final class TusOperation: @unchecked Sendable {
             judgeWindow = handler.judgeWindow(opened)
             if judgeWindow == 0 {
                 judgeWindow = nil
-                if let refusal = handler.typeRefusal(opened, firstBytes: nil) { refuse(refusal) }
+                if let refusal = handler.typeRefusal(opened, firstBytes: nil) { return refuse(refusal) }
             }
+            // An empty body ended before the session opened.
+            finishIfEnded()
         case .finished(.checksumMismatch):
             currentAnswer = handler.refusal(460, "Upload-Checksum does not match the bytes", info)
         case .finished(.committed(let committed)):

@@ -23,6 +23,22 @@ public final class DirectoryStore: UploadStore, @unchecked Sendable {
         }
     }
 
+    /// Why a store could not live in `path` (for `formgate check`, which creates nothing): it
+    /// is not a directory, or it (or, when missing, its parent) is not writable by this
+    /// process. nil when it could.
+    public static func problem(path: String) -> String? {
+        var status = stat()
+        if stat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { return "\(path) is not a directory" }
+            return access(path, W_OK | X_OK) == 0 ? nil : "\(path) is not writable"
+        }
+        guard errno == ENOENT else { return "\(path): \(String(cString: strerror(errno)))" }
+        let parent = path.hasPrefix("/") ? String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) : "."
+        let directory = parent.isEmpty ? "/" : parent
+        return access(directory, W_OK | X_OK) == 0
+            ? nil : "\(path) does not exist and \(directory) is not writable to create it"
+    }
+
     private func file(_ id: UploadID, _ suffix: String) -> String { "\(path)/\(id.hex).\(suffix)" }
 
     static func failure(_ call: String, _ code: Int32) -> StoreError {

@@ -5,6 +5,7 @@ import DemoUpstream
 import EventLoop
 import Proxy
 import ProxyCore
+import Resumable
 import UploadRules
 
 #if canImport(Glibc)
@@ -79,6 +80,10 @@ func runCheck(_ arguments: [String]) -> Never {
         } catch {
             fail("\(configPath): listen \(listener.address): \(error.message)")
         }
+    }
+    for route in config.routes {
+        guard let tus = route.tus, let problem = DirectoryStore.problem(path: tus.store) else { continue }
+        fail("\(configPath): route \(route.name): tus.store: \(problem)")
     }
     for warning in config.warnings { print("warning: \(warning)") }
     print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
