@@ -75,7 +75,9 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "formgate",
-            dependencies: ["Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop", "UploadRules", "Resumable"],
+            dependencies: [
+                "Proxy", "Config", "ProxyCore", "DemoUpstream", "EventLoop", "UploadRules", "Resumable",
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "MultipartBench",
@@ -92,7 +94,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
-            name: "ResumableTests", dependencies: ["Resumable", "HTTPCore", "HTTP1", "MultipartEncoding", "MultipartParsing"], swiftSettings: strict),
+            name: "ResumableTests",
+            dependencies: ["Resumable", "HTTPCore", "HTTP1", "MultipartEncoding", "MultipartParsing"],
+            swiftSettings: strict),
         .testTarget(
             name: "EventLoopTests", dependencies: ["EventLoop", "CCrypto", "CLibevent"], swiftSettings: strict
         ),
@@ -105,7 +109,8 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(
-            name: "ConfigTests", dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable"],
+            name: "ConfigTests",
+            dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable"],
             swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",
