@@ -1,4 +1,5 @@
 import Config
+import Foundation
 import ProxyCore
 import Resumable
 import Testing
@@ -88,5 +89,30 @@ import Testing
             errors.errors.map(\.description).contains {
                 $0.contains("tus.deliver.path: a tus route needs deliver")
             })
+    }
+}
+
+/// The README's two tus routes load as written (their secret files supplied).
+@Suite struct ReadmeTusRoutesTests {
+    @Test func theReadmeTusRoutesLoad() throws {
+        let readme = try String(
+            contentsOf: DeployFilesTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "routes:\n  - name: resumable\n"))
+        let end = try #require(readme[start.lowerBound...].range(of: "```"))
+        let directory = NSTemporaryDirectory() + "formgate-readme-tus-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "qiniu-secret\n".write(toFile: "\(directory)/qiniu_sk", atomically: true, encoding: .utf8)
+        try "alice: \(String(repeating: "ab", count: 32))\n".write(
+            toFile: "\(directory)/api_keys", atomically: true, encoding: .utf8)
+        let routes = String(readme[start.lowerBound..<end.lowerBound])
+            .replacingOccurrences(of: "/run/secrets", with: directory)
+        let config = try ConfigLoader.load(text: routes, file: "README.md", environment: ["QINIU_AK": "ak"])
+            .get()
+        #expect(config.warnings.isEmpty, "\(config.warnings)")
+        #expect(config.routes.map(\.name) == ["resumable", "resumable-qiniu"])
+        #expect(config.routes.map { $0.tus?.deliverPath } == ["/upload.php", "/"])
+        #expect(config.routes[0].authMethod == "api_key" || config.routes[0].authMethod == "api_keys")
+        #expect(config.routes[1].rules.inject.count == 2)
     }
 }
