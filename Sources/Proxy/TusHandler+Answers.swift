@@ -101,7 +101,8 @@ extension TusHandler {
     /// partial upload), 0 when the declared type alone decides.
     func judgeWindow(_ info: UploadInfo) -> Int? {
         let rules = route.rules
-        guard info.offset == 0, rules.sniff != nil || !rules.allowTypes.isEmpty else { return nil }
+        let mismatchRefused = rules.sniff?.policy == .rejectMismatch
+        guard info.offset == 0, mismatchRefused || !rules.allowTypes.isEmpty else { return nil }
         guard case .none = info.concatenation else { return nil }
         guard let sniff = rules.sniff else { return 0 }
         guard let length = info.length else { return sniff.bytes }
