@@ -135,11 +135,19 @@ extension TusHandler {
     func deliver(
         _ info: UploadInfo, for operation: TusOperation, _ done: @escaping @Sendable (DeliveryOutcome) -> Void
     ) {
-        guard let runs = service.joinDelivery(info.id, waiter: done) else {
-            return done(.failed(status: 503, reason: "too many deliveries at once"))
-        }
-        guard runs else { return }
         let service = service
+        switch service.joinDelivery(info.id, waiter: done) {
+        case .busy: return done(.failed(status: 503, reason: "too many deliveries at once"))
+        case .wait: return
+        case .stored:
+            return service.submit(info.id) {
+                guard let stored = try? service.store.answer(info.id) else {
+                    return done(.failed(status: 500, reason: "the upload's stored answer could not be read"))
+                }
+                done(.answered(stored))
+            }
+        case .run: break
+        }
         let route = route.name
         let metrics = metrics
         worker.deliver(info, handler: self, request: operation.request) { outcome in

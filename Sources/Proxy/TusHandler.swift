@@ -141,6 +141,7 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
             else { return notFound() }
             service.supersedeWriter(of: id)
             try service.store.delete(id)
+            service.forget(id)
             counted(event: "terminated", bytes: 0, route: route.name)
             return answer(TusAnswers.terminated(), event: "terminated", info: info)
         } catch {

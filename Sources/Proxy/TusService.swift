@@ -25,6 +25,21 @@ final class TusService: @unchecked Sendable {
         var writers: [UploadID: PatchWork] = [:]
         /// Uploads being delivered, with whoever waits for the answer.
         var deliveries: [UploadID: [@Sendable (DeliveryOutcome) -> Void]] = [:]
+        /// Uploads whose answer this process stored: a final PATCH that read no answer just
+        /// before it was stored must not deliver again.
+        var answered: Set<UploadID> = []
+    }
+
+    /// How a caller joins a delivery (`joinDelivery`).
+    enum Join {
+        /// No delivery runs: the caller runs it.
+        case run
+        /// One runs: the caller hears its outcome.
+        case wait
+        /// The answer was stored since the caller looked: read it.
+        case stored
+        /// Too many run: 503.
+        case busy
     }
 
     init(directory: String, threads count: Int) throws(StoreError) {
@@ -78,18 +93,23 @@ final class TusService: @unchecked Sendable {
 
     // MARK: Deliveries
 
-    /// Joins the delivery of `id`: true when this caller is to run it (no other runs), false
-    /// when `waiter` will hear the running one's outcome. nil when too many deliveries run.
-    func joinDelivery(_ id: UploadID, waiter: @escaping @Sendable (DeliveryOutcome) -> Void) -> Bool? {
+    /// Joins the delivery of `id` (`waiter` hears the outcome when it is `.run` or `.wait`).
+    func joinDelivery(_ id: UploadID, waiter: @escaping @Sendable (DeliveryOutcome) -> Void) -> Join {
         shared.withLock { state in
+            if state.answered.contains(id) { return .stored }
             if state.deliveries[id] != nil {
                 state.deliveries[id]!.append(waiter)
-                return false
+                return .wait
             }
-            guard state.deliveries.count < Self.maxDeliveries else { return nil }
+            guard state.deliveries.count < Self.maxDeliveries else { return .busy }
             state.deliveries[id] = [waiter]
-            return true
+            return .run
         }
+    }
+
+    /// `id` is deleted: it has no answer any more.
+    func forget(_ id: UploadID) {
+        _ = shared.withLock { $0.answered.remove(id) }
     }
 
     /// Whether a PATCH writes `id` or a delivery reads it now.
@@ -99,7 +119,10 @@ final class TusService: @unchecked Sendable {
 
     /// The delivery of `id` ended: everyone who joined it hears `outcome`.
     func deliveryEnded(_ id: UploadID, _ outcome: DeliveryOutcome) {
-        let waiters = shared.withLock { $0.deliveries.removeValue(forKey: id) } ?? []
+        let waiters: [@Sendable (DeliveryOutcome) -> Void] = shared.withLock { state in
+            if case .answered(let stored) = outcome, stored.status < 500 { state.answered.insert(id) }
+            return state.deliveries.removeValue(forKey: id) ?? []
+        }
         for waiter in waiters { waiter(outcome) }
     }
 }

@@ -164,6 +164,7 @@ extension TusService {
                     if let info = try? store.info(id), info.expiresAt > now { return }
                     do throws(StoreError) {
                         try store.delete(id)
+                        forget(id)
                         metrics.tus(route: route, event: "expired", bytes: 0)
                     } catch {
                         ErrorLog.shared.write(
