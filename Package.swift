@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "HTTP2", targets: ["HTTP2"]),
         // The proxy's state machines (for the HTTP/2 fuzz target, which drives an exchange per stream).
         .library(name: "ProxyCore", targets: ["ProxyCore"]),
+        // tus requests, metadata and records (for the tus fuzz target).
+        .library(name: "Resumable", targets: ["Resumable"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),

@@ -34,6 +34,13 @@ let package = Package(
                 .product(name: "ProxyCore", package: "FormGate"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzTus",
+            dependencies: [
+                .product(name: "Resumable", package: "FormGate"),
+                .product(name: "HTTPCore", package: "FormGate"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]
 )
