@@ -192,36 +192,34 @@ extension HTTP2ConnectionStateMachine {
     public mutating func localProgressed(
         streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
-        guard phase != .closed else { return }
         let date = currentDate(now)
-        var armed: Int64?
-        streams.forEachStream { id, state in
-            guard state.phase == .active, state.exchange.isLocal else { return }
-            armed = Self.earliest(
-                armed,
-                state.run(id, &actions) {
-                    $0.localProgress(input: io.input(id), date: date, now: now, actions: &$1)
-                })
-            actions.append(.settleStream(id))
+        everyRunningExchange(where: { $0.isLocal }, &actions) { id, exchange, actions in
+            exchange.localProgress(input: io.input(id), date: date, now: now, actions: &actions)
         }
-        armStreamsTimer(armed, &actions)
     }
 
     /// The loop's hashing queue reported progress: every running exchange hears of it.
     public mutating func hashingProgressed(
         streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
-        guard phase != .closed else { return }
         let date = currentDate(now)
+        everyRunningExchange(&actions) { id, exchange, actions in
+            exchange.hashingProgressed(
+                sink: io.sink(id), levels: io.levels(id), date: date, now: now, actions: &actions)
+        }
+    }
+
+    /// Runs `event` on every running exchange (that `included` admits), each followed by a
+    /// `settleStream`, then re-arms the streams' timer to the earliest deadline they set.
+    private mutating func everyRunningExchange(
+        where included: (Exchange<Sink>) -> Bool = { _ in true }, _ actions: inout ActionBuffer,
+        _ event: (Int32, inout Exchange<Sink>, inout ActionBuffer) -> Void
+    ) {
+        guard phase != .closed else { return }
         var armed: Int64?
         streams.forEachStream { id, state in
-            guard state.phase == .active else { return }
-            armed = Self.earliest(
-                armed,
-                state.run(id, &actions) {
-                    $0.hashingProgressed(
-                        sink: io.sink(id), levels: io.levels(id), date: date, now: now, actions: &$1)
-                })
+            guard state.phase == .active, included(state.exchange) else { return }
+            armed = Self.earliest(armed, state.run(id, &actions) { event(id, &$0, &$1) })
             actions.append(.settleStream(id))
         }
         armStreamsTimer(armed, &actions)
