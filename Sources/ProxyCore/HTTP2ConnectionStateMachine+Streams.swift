@@ -193,7 +193,7 @@ extension HTTP2ConnectionStateMachine {
         streams io: some HTTP2Streams<Sink>, now: Int64, actions: inout ActionBuffer
     ) {
         let date = currentDate(now)
-        everyRunningExchange(where: { $0.isLocal }, &actions) { id, exchange, actions in
+        everyRunningExchange(localOnly: true, &actions) { id, exchange, actions in
             exchange.localProgress(input: io.input(id), date: date, now: now, actions: &actions)
         }
     }
@@ -209,16 +209,17 @@ extension HTTP2ConnectionStateMachine {
         }
     }
 
-    /// Runs `event` on every running exchange (that `included` admits), each followed by a
-    /// `settleStream`, then re-arms the streams' timer to the earliest deadline they set.
+    /// Runs `event` on every running exchange (with `localOnly`, those a local responder
+    /// answers), each followed by a `settleStream`, then re-arms the streams' timer to the
+    /// earliest deadline they set.
     private mutating func everyRunningExchange(
-        where included: (Exchange<Sink>) -> Bool = { _ in true }, _ actions: inout ActionBuffer,
+        localOnly: Bool = false, _ actions: inout ActionBuffer,
         _ event: (Int32, inout Exchange<Sink>, inout ActionBuffer) -> Void
     ) {
         guard phase != .closed else { return }
         var armed: Int64?
         streams.forEachStream { id, state in
-            guard state.phase == .active, included(state.exchange) else { return }
+            guard state.phase == .active, !localOnly || state.exchange.isLocal else { return }
             armed = Self.earliest(armed, state.run(id, &actions) { event(id, &$0, &$1) })
             actions.append(.settleStream(id))
         }
