@@ -87,7 +87,13 @@ public enum TusAnswers {
     public static func checkPatch(
         _ patch: TusRequest.Patch, _ info: UploadInfo, declaredBytes: Int64?
     ) throws(TusRequest.Refusal) -> PatchPlan {
-        if case .final = info.concatenation { throw TusRequest.Refusal(403, "a final upload takes no PATCH") }
+        if case .final = info.concatenation {
+            // Only an empty PATCH at its length: it replays the delivery's answer, or retries it.
+            guard info.isComplete, patch.offset == info.length, patch.length == nil || patch.length == info.length,
+                declaredBytes == 0
+            else { throw TusRequest.Refusal(403, "a final upload takes no PATCH") }
+            return .complete
+        }
         if info.isComplete, let length = info.length, patch.length == nil || patch.length == length,
             patch.offset <= length, declaredBytes.map({ patch.offset + $0 <= length }) ?? true
         {

@@ -94,6 +94,13 @@ import Testing
             status { () throws(TusRequest.Refusal) in
                 try TusAnswers.checkPatch(patch(4), final, declaredBytes: 0)
             } == 403)
+        // A complete final upload takes an empty PATCH at its length: the delivery's answer.
+        final.offset = 10
+        #expect(
+            status { () throws(TusRequest.Refusal) in
+                try TusAnswers.checkPatch(patch(10), final, declaredBytes: 1)
+            } == 403)
+        #expect(try TusAnswers.checkPatch(patch(10), final, declaredBytes: 0) == .complete)
         // Complete: the retried last PATCH (from its own offset, or from the end) replays.
         var done = info
         done.offset = 10
