@@ -89,7 +89,8 @@ public enum TusAnswers {
     ) throws(TusRequest.Refusal) -> PatchPlan {
         if case .final = info.concatenation {
             // Only an empty PATCH at its length: it replays the delivery's answer, or retries it.
-            guard info.isComplete, patch.offset == info.length, patch.length == nil || patch.length == info.length,
+            guard info.isComplete, patch.offset == info.length,
+                patch.length == nil || patch.length == info.length,
                 declaredBytes == 0
             else { throw TusRequest.Refusal(403, "a final upload takes no PATCH") }
             return .complete
