@@ -132,6 +132,16 @@ public final class ProxyServer: @unchecked Sendable {
     /// New requests use `config`; requests in flight finish with the one they started with.
     /// (The listen address and worker count are not changed by a reload.)
     public func reload(_ config: ServerConfig) {
+        // New tus stores are opened here, off the loops (a store that cannot be opened is
+        // logged, and its route answers 503).
+        for route in config.routes {
+            guard let tus = route.tus else { continue }
+            do throws(StoreError) {
+                _ = try tusServices.service(tus.store)
+            } catch {
+                ErrorLog.shared.write(.error, "route \(route.name): tus store \(tus.store): \(error)")
+            }
+        }
         for worker in workers { worker.send(.reload(config)) }
         admin?.upstream.withLock { $0 = config.upstream }
         metrics.update { $0.reloads += 1 }
