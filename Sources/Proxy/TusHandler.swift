@@ -218,7 +218,7 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
             counted(event: "created", bytes: 0, route: route.name)
             if creation.withBody, !info.isComplete {
                 try openSession(info, checksum: creation.checksum, operation)
-            } else if info.isComplete {
+            } else if info.isDeliverable {
                 operation.post(.complete(info, nil))
             } else {
                 operation.post(.answer(progressAnswer(info, of: operation)))

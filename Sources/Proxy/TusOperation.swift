@@ -208,14 +208,17 @@ final class TusOperation: @unchecked Sendable {
             handler.counted(
                 event: "patched", bytes: committed.offset - (info?.offset ?? 0), route: request.route)
             info = committed
-            if committed.isComplete {
+            if committed.isDeliverable {
                 deliver(committed)
             } else {
                 currentAnswer = handler.progressAnswer(committed, of: self)
             }
         case .complete(let complete, let stored):
             info = complete
-            if let stored {
+            if !complete.isDeliverable {
+                // A partial upload is never delivered on its own: its last PATCH again.
+                currentAnswer = handler.progressAnswer(complete, of: self)
+            } else if let stored {
                 currentAnswer = handler.completionAnswer(complete, .answered(stored), of: self)
             } else {
                 deliver(complete)

@@ -43,6 +43,14 @@ public struct UploadInfo: Equatable, Sendable {
     /// Whether every byte has arrived (a deferred length never is).
     public var isComplete: Bool { length.map { offset == $0 } ?? false }
 
+    /// Whether the upload is to be delivered now: complete, and not a partial upload (which is
+    /// delivered only as part of a final one).
+    public var isDeliverable: Bool {
+        guard isComplete else { return false }
+        if case .partial = concatenation { return false }
+        return true
+    }
+
     /// Why a stored record could not be read.
     public struct DecodingError: Error, Equatable, Sendable {
         public var line: Int
