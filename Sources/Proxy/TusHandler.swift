@@ -115,7 +115,12 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
         case .patch(let patch):
             service.submit(patch.id) { [self] in openPatch(patch, operation) }
         case .create(let creation):
-            let id = UploadID.random()
+            let id: UploadID
+            if case .final(let parts) = creation.concat {
+                id = UploadID.final(of: parts, owner: operation.owner, metadata: creation.metadata)
+            } else {
+                id = UploadID.random()
+            }
             service.submit(id) { [self] in create(id, creation, operation) }
         }
     }
@@ -200,6 +205,14 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
             case .none: break
             case .partial: info.concatenation = .partial
             case .final(let parts):
+                if let existing = try service.store.info(id) {
+                    // The same final creation again (its answer was lost): the upload it made.
+                    if let visible = TusAnswers.visible(existing, to: operation.owner, now: now) {
+                        return operation.post(.complete(visible, try service.store.answer(id)))
+                    }
+                    try service.store.delete(id)
+                    service.forget(id)
+                }
                 info.concatenation = .final(parts)
                 if let refusal = try concatenate(parts, into: &info, owner: operation.owner) {
                     return operation.post(.answer(refusal))

@@ -24,6 +24,26 @@ public struct UploadID: Hashable, Sendable, CustomStringConvertible {
         return UploadID(validated: String(decoding: text, as: UTF8.self))
     }
 
+    /// The id of the final upload that concatenates `parts` for `owner` with `metadata`: the
+    /// first 128 bits of their SHA-256. The same creation twice names the same upload, so a
+    /// client that lost the answer to its final creation and sends it again finds the upload
+    /// (and its delivery's answer) instead of having the file delivered a second time. It is
+    /// no easier to guess than the partial uploads' own ids.
+    public static func final(of parts: [UploadID], owner: String?, metadata: UploadMetadata) -> UploadID {
+        let hasher = ChecksumHasher(.sha256)
+        var input = Array("formgate-tus-final\n\(owner ?? "")\n\(metadata.serialized)\n".utf8)
+        for part in parts { input += Array(part.hex.utf8) + [0x20] }
+        input.withUnsafeBytes { hasher.update($0) }
+        let digest = hasher.finish()
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for byte in digest.prefix(16) {
+            text.append(Hex.digits[Int(byte >> 4)])
+            text.append(Hex.digits[Int(byte & 0x0F)])
+        }
+        return UploadID(validated: String(decoding: text, as: UTF8.self))
+    }
+
     /// The id `text` names, if it is exactly 32 lowercase hex digits.
     public init?(_ text: some StringProtocol) {
         let utf8 = Array(text.utf8)

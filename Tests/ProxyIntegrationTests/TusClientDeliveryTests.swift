@@ -100,7 +100,23 @@ import Testing
         #expect(head.header("Upload-Concat") == "final;" + urls.joined(separator: " "), "\(head)")
         #expect(head.header("Upload-Offset") == String(whole.count))
         #expect(head.header("Upload-Length") == String(whole.count))
-        expectDeliveryLine(setup.deliveries(atLeast: 16), original: "joined.tar", size: whole.count)
+        // The same final creation again (a client that lost its answer): the same upload and
+        // answer, and still one POST upstream.
+        let again = try TusHTTP.send(
+            port: port, "POST", "/files",
+            [
+                ("Upload-Concat", "final;" + urls.joined(separator: " ")),
+                (
+                    "Upload-Metadata",
+                    tusMetadata([
+                        ("filename", "joined.tar"), ("filetype", "application/x-tar"), ("title", title),
+                    ])
+                ),
+            ])
+        #expect(again.status == 201 && again.locationPath == finalPath, "\(again)")
+        #expect(again.body == final.body, "the retried final creation replays the answer")
+        #expect(upstream.sawOnePost(), "the upstream counted \(upstream.postsSeen ?? -1) POSTs")
+        expectDeliveryLine(setup.deliveries(atLeast: 17), original: "joined.tar", size: whole.count)
     }
 
     /// curl over h2c (prior knowledge): creation with the first piece, HEAD, two PATCHes, the

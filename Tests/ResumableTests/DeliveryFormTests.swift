@@ -52,3 +52,17 @@ import Testing
         #expect(form.fileLength == 0)
     }
 }
+
+/// A final upload's id follows from its creation, so the same creation again finds it.
+@Suite struct FinalUploadIDTests {
+    @Test func theSameCreationNamesTheSameUpload() {
+        let parts = [UploadID.random(), UploadID.random()]
+        let metadata = UploadMetadata(pairs: [.init(key: "filename", value: Array("a.bin".utf8))])
+        let id = UploadID.final(of: parts, owner: "jwt:alice", metadata: metadata)
+        #expect(UploadID(id.hex) == id)
+        #expect(UploadID.final(of: parts, owner: "jwt:alice", metadata: metadata) == id)
+        #expect(UploadID.final(of: parts, owner: "jwt:bob", metadata: metadata) != id)
+        #expect(UploadID.final(of: parts.reversed(), owner: "jwt:alice", metadata: metadata) != id)
+        #expect(UploadID.final(of: parts, owner: "jwt:alice", metadata: UploadMetadata()) != id)
+    }
+}
