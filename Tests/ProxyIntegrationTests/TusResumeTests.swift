@@ -167,6 +167,11 @@ import Testing
         #expect(
             eventually(within: 30) { proxy.accessLog.contains { $0["method"] as? String == "PATCH" } },
             "the reset PATCH was never logged")
+        // Like every tus request's line, it names the upload.
+        let patchLine = proxy.accessLog.first { $0["method"] as? String == "PATCH" }
+        #expect(
+            patchLine.flatMap(tusObject)?["id"] as? String == id,
+            "the reset PATCH's line: \(patchLine ?? [:])")
         let offset = Self.headOffset(client, id) { $0 > 0 }
         #expect(
             offset > 0 && offset <= sent, "HEAD after the reset: \(offset) of \(sent) sent (seed \(seed))")
