@@ -78,10 +78,13 @@ public final class SerialJobThread: @unchecked Sendable {
         while true {
             while jobs.isEmpty, !finished { pthread_cond_wait(workReady, lock) }
             if jobs.isEmpty { break }
-            let batch = jobs
+            var batch = jobs
             jobs.removeAll(keepingCapacity: true)
             pthread_mutex_unlock(lock)
             for job in batch { job() }
+            // Released before the lock is taken again: a job's captures may deinit objects that
+            // queue jobs of their own (`submit` takes the lock).
+            batch.removeAll()
             pthread_mutex_lock(lock)
         }
         pthread_mutex_unlock(lock)

@@ -305,4 +305,6 @@ struct TusResponder: LocalResponder {
     mutating func body(_ bytes: UnsafeRawBufferPointer, now: Int64) { operation.body(bytes) }
 
     mutating func end(now: Int64) { operation.end() }
+
+    var tusLog: TusLog? { operation.log }
 }

@@ -102,6 +102,18 @@ final class TusOperation: @unchecked Sendable {
         return currentAnswer
     }
 
+    /// The log's `tus` object for a request that ended unanswered: the upload and where it
+    /// stood when this request had it.
+    var log: TusLog? {
+        let id: UploadID?
+        switch kind {
+        case .head(let upload)?, .delete(let upload)?: id = upload
+        case .patch(let patch)?: id = patch.id
+        default: id = info?.id
+        }
+        return TusLog(event: nil, id: (info?.id ?? id)?.hex, offset: info?.offset, length: info?.length)
+    }
+
     /// Whether the request's body is an upload's bytes (a PATCH, a creation with upload).
     private var expectsBytes: Bool {
         switch kind {

@@ -20,6 +20,11 @@ extension Exchange {
         case .answered, .waiting: break
         }
         if local!.responder.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }
+        // HTTP/1.1: a FIN before the body was whole, once everything it sent was handed over,
+        // is the client leaving (the responder keeps what it took).
+        if request.phase == .reading, client.inputClosed, input.count == 0 {
+            return clientGone(now: now, actions: &actions)
+        }
         if request.phase == .reading, local!.responder.room == 0 {
             client.pauseReads(&actions)
         } else {

@@ -118,6 +118,7 @@ extension Exchange {
         record.status = status
         record.finishedAt = now
         record.multipart = request.multipart?.summary
+        if record.tus == nil, let local { record.tus = local.responder.tusLog }
         actions.append(.finish(record))
     }
 }

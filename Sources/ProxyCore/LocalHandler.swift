@@ -64,6 +64,13 @@ public protocol LocalResponder {
     mutating func body(_ bytes: UnsafeRawBufferPointer, now: Int64)
     /// The body ended (or there was none).
     mutating func end(now: Int64)
+    /// The access log's `tus` object while no answer carries one (a request that ended
+    /// unanswered: the client left, a timeout).
+    var tusLog: TusLog? { get }
+}
+
+extension LocalResponder {
+    public var tusLog: TusLog? { nil }
 }
 
 /// A local handler's answer: a complete response.

@@ -51,8 +51,17 @@ public final class DirectoryStore: UploadStore, @unchecked Sendable {
         let synced = fsync(fd)
         let code = errno
         Glibc.close(fd)
-        guard synced == 0 else { throw Self.failure("fsync bin", code) }
-        try commit(info)
+        guard synced == 0 else {
+            unlink(file(info.id, "bin"))
+            throw Self.failure("fsync bin", code)
+        }
+        do {
+            try commit(info)
+        } catch {
+            // No record, no bytes: a creation that failed leaves nothing behind.
+            unlink(file(info.id, "bin"))
+            throw error
+        }
     }
 
     public func info(_ id: UploadID) throws(StoreError) -> UploadInfo? {

@@ -57,4 +57,27 @@ import Testing
         #expect(ran.withLock { $0 })
         #expect(jobs.failure == nil)
     }
+
+    /// A job's captures are released off the lock: an object whose deinit queues a job (a tus
+    /// request dropped by its last store job) does not deadlock the thread.
+    @Test func capturesThatQueueJobsWhenReleasedDoNotDeadlock() {
+        final class Requeues: @unchecked Sendable {
+            let jobs: SerialJobThread
+            let done: DispatchSemaphore
+            init(_ jobs: SerialJobThread, _ done: DispatchSemaphore) {
+                self.jobs = jobs
+                self.done = done
+            }
+            deinit { jobs.submit { [done] in done.signal() } }
+        }
+        let jobs = SerialJobThread(name: "fg-test-jobs")
+        let done = DispatchSemaphore(value: 0)
+        do {
+            let captured = Requeues(jobs, done)
+            jobs.submit { _ = captured }
+        }
+        // Signalled at once when it works; the deadline only bounds a deadlock's hang.
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        jobs.finish()
+    }
 }

@@ -72,7 +72,7 @@ import Testing
 
     @Test func oversizedOrMalformedMetadataIsRefused() throws {
         let rig = try TusRig()
-        func create(_ metadata: String) throws -> TusResponse {
+        func create(_ metadata: String) throws -> TusReply {
             try rig.client.send("POST", "/files", [("Upload-Length", "10"), ("Upload-Metadata", metadata)])
         }
         let fits = "filename " + Data(repeating: 0x61, count: 2900).base64EncodedString()

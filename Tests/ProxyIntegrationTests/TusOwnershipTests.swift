@@ -20,7 +20,7 @@ import Testing
 
         // What bob gets for alice's upload, next to what anyone gets for an id that does not exist.
         let missing = String(repeating: "0", count: 31) + "1"
-        let refused: [(String, TusResponse, TusResponse)] = [
+        let refused: [(String, TusReply, TusReply)] = [
             ("HEAD", try rig.bob.headOf(id), try rig.bob.headOf(missing)),
             (
                 "PATCH with the rest", try rig.bob.patch(id, offset: 400, Array(data.dropFirst(400))),
@@ -65,7 +65,7 @@ import Testing
         let id = try rig.client.createID(length: 1000, metadata: [("filename", "old.bin"), ("title", "t")])
         let patched = try rig.client.patch(id, offset: 0, Array(data.prefix(100)))
         #expect(patched.status == 204 && patched.header("Upload-Expires") != nil, "\(patched)")
-        var last: TusResponse?
+        var last: TusReply?
         let expired = eventually(within: 30) {
             last = try? rig.client.headOf(id)
             return last?.status == 404

@@ -17,7 +17,7 @@ import Testing
         let id = try rig.client.createID(length: 1000, metadata: [("filename", "a.bin"), ("title", "t")])
         #expect(try rig.client.patch(id, offset: 0, Array(data.prefix(300))).status == 204)
 
-        let refused: [(String, TusResponse)] = [
+        let refused: [(String, TusReply)] = [
             (
                 "POST without",
                 try rig.client.send("POST", "/files", [("Upload-Length", "10")], resumable: nil)

@@ -43,7 +43,7 @@ import Testing
     static func resume(
         _ client: TusClient, _ id: String, from offset: Int64, _ data: SeededFile, filename: String,
         title: String, label: String
-    ) throws -> TusResponse {
+    ) throws -> TusReply {
         let patch = try client.openPatch(id, offset: offset, contentLength: size - offset)
         let sent = data.stream(to: patch, from: offset, count: size - offset)
         let answer = try TusClient.response(patch, "\(label): resuming PATCH", timeout: 300)

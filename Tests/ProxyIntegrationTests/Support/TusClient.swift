@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 /// One answer of a tus route, as `RawClient` read it.
-struct TusResponse: CustomStringConvertible {
+struct TusReply: CustomStringConvertible {
     let status: Int
     let head: String
     let body: [UInt8]
@@ -59,7 +59,7 @@ struct TusClient {
     func send(
         _ method: String, _ target: String, _ fields: [(String, String)] = [], body: [UInt8] = [],
         resumable: String? = "1.0.0", timeout: Int = 30
-    ) throws -> TusResponse {
+    ) throws -> TusReply {
         let client = try connect()
         let length: Int64? = method == "HEAD" || method == "DELETE" ? nil : Int64(body.count)
         (head(method, target, fields, resumable: resumable, contentLength: length) + body).withUnsafeBytes {
@@ -76,17 +76,17 @@ struct TusClient {
         return client
     }
 
-    static func response(_ client: RawClient, _ label: String, timeout: Int = 30) throws -> TusResponse {
+    static func response(_ client: RawClient, _ label: String, timeout: Int = 30) throws -> TusReply {
         guard let answer = client.readResponse(timeout: timeout) else {
             throw TestFailure("\(label): no response")
         }
-        return TusResponse(status: answer.status, head: answer.head, body: answer.body)
+        return TusReply(status: answer.status, head: answer.head, body: answer.body)
     }
 
     /// `POST` to the creation URL.
     func create(
         length: Int64?, metadata: [(String, String)] = [], fields: [(String, String)] = []
-    ) throws -> TusResponse {
+    ) throws -> TusReply {
         var all = fields
         if let length {
             all.append(("Upload-Length", String(length)))
@@ -106,14 +106,14 @@ struct TusClient {
         return id
     }
 
-    func headOf(_ id: String, timeout: Int = 30) throws -> TusResponse {
+    func headOf(_ id: String, timeout: Int = 30) throws -> TusReply {
         try send("HEAD", "\(prefix)/\(id)", timeout: timeout)
     }
 
     /// `PATCH` of `bytes` at `offset`.
     func patch(
         _ id: String, offset: Int64, _ bytes: [UInt8], fields: [(String, String)] = [], timeout: Int = 30
-    ) throws -> TusResponse {
+    ) throws -> TusReply {
         try send(
             "PATCH", "\(prefix)/\(id)",
             [("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", String(offset))] + fields,
