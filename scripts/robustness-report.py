@@ -243,6 +243,15 @@ lines += ["## Faults", "",
                            f"lines, {d['accept_errors']} failed accepts counted in "
                            "`formgate_accept_errors_total{reason=\"descriptors\"}`, an upload served byte-exact once "
                            "they left" if d else "")) + ".",
+          "- " + figure("tus-resume", lambda d: "Resumable upload (tus) of 256 MiB cut mid-PATCH and resumed from "
+                        "HEAD's offset, byte-exact upstream: "
+                        + (f"the client's socket closed after {d['client_cut_at']:,} body bytes, HEAD then "
+                           f"{d['client_cut_head_offset']:,} (peak RSS {d['client_cut_peak_rss_kib']:,} KiB); FormGate "
+                           f"killed (`kill -9`) with {d['kill_sent_in_flight']:,} bytes of a PATCH in flight, "
+                           f"{d['kill_acknowledged_offset']:,} acknowledged, HEAD after the restart "
+                           f"{d['kill_head_offset_after_restart']:,} (peak RSS {d['kill_peak_rss_kib_before_kill']:,} "
+                           f"KiB before, {d['kill_peak_rss_kib_after_restart']:,} KiB after)"
+                           if d and "kill_head_offset_after_restart" in d and "client_cut_at" in d else "")) + ".",
           "- Half-closing clients get their answer; a FIN before the body is whole is a 499 and the upstream never "
           "sees a closing delimiter. A slow (1 MiB/s) upstream: bounded RSS. Connection cap: clients past it wait, "
           "established ones are served. SIGTERM during a 256 MiB upload: it completes, exit 0.", ""]
