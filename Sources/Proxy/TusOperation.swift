@@ -15,6 +15,9 @@ import UploadRules
 final class TusOperation: @unchecked Sendable {
     /// Bytes handed to the store thread and not yet written, at most.
     static let window = 512 * 1024
+    /// Body bytes gathered before they go to the store thread as one write (one job, one
+    /// wake-up of the loop when it is done).
+    static let batch = 128 * 1024
 
     /// What a store job reports.
     enum Event {
@@ -58,6 +61,8 @@ final class TusOperation: @unchecked Sendable {
     private var finishing = false
     /// The file's first bytes, held until the type rules decided (`judge`).
     private var held: [UInt8] = []
+    /// Body bytes gathered for the next write (at most `batch`).
+    private var staged: [UInt8] = []
     /// How many first bytes the type rules still wait for (nil: decided, or nothing to decide).
     private var judgeWindow: Int?
     /// Body bytes a request that stores none ignores.
@@ -77,8 +82,19 @@ final class TusOperation: @unchecked Sendable {
         guard let work, !finishing else { return }
         let service = handler.service
         let expiresAt = handler.expiry()
+        let staged = staged
         service.submit(work.id) {
             if let session = work.session, !work.superseded {
+                // What arrived is kept, the bytes gathered for the next write included.
+                let written = staged.withUnsafeBytes { buffer in
+                    do throws(PatchSession.WriteFailure) {
+                        try session.write(buffer)
+                        return true
+                    } catch {
+                        return false
+                    }
+                }
+                if !written { try? session.abandon() }
                 _ = try? session.finish(bodyComplete: false, expiresAt: expiresAt)
             }
             work.session = nil
@@ -94,7 +110,7 @@ final class TusOperation: @unchecked Sendable {
         if discards, work == nil, !expectsBytes { return Int.max / 2 }
         guard work != nil else { return 0 }
         let pending = mailbox.withLock { $0.pending }
-        return max(0, Self.window - pending)
+        return max(0, Self.window - pending - staged.count)
     }
 
     var answer: LocalAnswer? {
@@ -134,10 +150,25 @@ final class TusOperation: @unchecked Sendable {
             if judgeWindow == 0 {
                 guard judge() else { return }
             }
-            if taken < bytes.count { write(Array(bytes[taken...]), to: work) }
+            if taken < bytes.count { stage(UnsafeRawBufferPointer(rebasing: bytes[taken...]), for: work) }
             return
         }
-        write(Array(bytes), to: work)
+        stage(bytes, for: work)
+    }
+
+    /// Gathers body bytes; a full batch goes to the store thread.
+    private func stage(_ bytes: UnsafeRawBufferPointer, for work: PatchWork) {
+        if staged.isEmpty { staged.reserveCapacity(Self.batch) }
+        staged.append(contentsOf: bytes)
+        if staged.count >= Self.batch { flushStaged(work) }
+    }
+
+    /// Sends the gathered bytes to the store thread.
+    private func flushStaged(_ work: PatchWork) {
+        guard !staged.isEmpty else { return }
+        let bytes = staged
+        staged = []
+        write(bytes, to: work)
     }
 
     func end() {
@@ -151,6 +182,7 @@ final class TusOperation: @unchecked Sendable {
         if judgeWindow != nil, !held.isEmpty {
             guard judge() else { return }
         }
+        flushStaged(work)
         finishing = true
         let service = handler.service
         let expiresAt = handler.expiry()
@@ -288,7 +320,7 @@ final class TusOperation: @unchecked Sendable {
         }
         let first = held
         held = []
-        write(first, to: work)
+        first.withUnsafeBytes { stage($0, for: work) }
         return true
     }
 

@@ -96,19 +96,27 @@ public final class DirectoryStore: UploadStore, @unchecked Sendable {
         let fd = Glibc.open(file(id, "bin"), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Self.failure("open bin", errno) }
         defer { Glibc.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                pread(fd, buffer.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+        var code: Int32 = 0
+        // Filled by pread, never zeroed first.
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            while initialized < count {
+                let got = pread(
+                    fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                if got < 0, errno == EINTR { continue }
+                if got < 0 { code = errno }
+                if got <= 0 { break }
+                initialized += got
             }
-            if got < 0, errno == EINTR { continue }
-            guard got >= 0 else { throw Self.failure("pread", errno) }
-            if got == 0 { break }
-            filled += got
         }
-        bytes.removeLast(count - filled)
+        guard code == 0 else { throw Self.failure("pread", code) }
         return bytes
+    }
+
+    public func readDescriptor(_ id: UploadID) throws(StoreError) -> Int32? {
+        let fd = Glibc.open(file(id, "bin"), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.failure("open bin", errno) }
+        return fd
     }
 
     public func answer(_ id: UploadID) throws(StoreError) -> StoredAnswer? {

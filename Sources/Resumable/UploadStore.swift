@@ -15,6 +15,10 @@ public protocol UploadStore: AnyObject, Sendable {
     func commit(_ info: UploadInfo) throws(StoreError)
     /// Reads up to `count` bytes of the upload from `offset`; fewer only at its end.
     func read(_ id: UploadID, at offset: Int64, count: Int) throws(StoreError) -> [UInt8]
+    /// A descriptor open for reading the upload's bytes, when the store keeps them in a local
+    /// file (a delivery then sends them with `sendfile`, never through the process's memory);
+    /// nil when it does not. The caller closes it.
+    func readDescriptor(_ id: UploadID) throws(StoreError) -> Int32?
     /// The answer the upstream gave to the upload's delivery, once stored.
     func answer(_ id: UploadID) throws(StoreError) -> StoredAnswer?
     /// Stores the delivery's answer, so a retried final PATCH replays it.

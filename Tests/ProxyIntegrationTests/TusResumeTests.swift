@@ -73,9 +73,14 @@ import Testing
         let delivered = logLines(proxy, path: "/upload")
         #expect(delivered.count == 1, "\(label): \(delivered)")
         #expect(delivered.first?["method"] as? String == "POST" && delivered.first?["status"] as? Int == 200)
-        let completed = proxy.accessLog.filter { line in
-            line["method"] as? String == "PATCH" && tusObject(line)?["event"] as? String == "completed"
+        func completed() -> [[String: Any]] {
+            proxy.accessLog.filter { line in
+                line["method"] as? String == "PATCH" && tusObject(line)?["event"] as? String == "completed"
+            }
         }
+        // The PATCH's line is written once its answer is sent: it may follow the client's read.
+        _ = eventually { !completed().isEmpty }
+        let completed = completed()
         #expect(completed.count == 1, "\(label): \(proxy.accessLog)")
         if let tus = completed.first.flatMap(tusObject) {
             #expect(tus["id"] as? String == id && (tus["offset"] as? NSNumber)?.int64Value == size, "\(tus)")
