@@ -133,7 +133,9 @@ struct TusDeliveryClient: Sendable {
                     let count = Int(min(Int64(1 << 20), form.fileLength - Int64(position)))
                     let sent = sendfile(fd, file, &position, count)
                     if sent < 0, errno == EINTR { continue }
-                    if sent == 0 { return .failed(status: 500, reason: "the upload's bytes end before its length") }
+                    if sent == 0 {
+                        return .failed(status: 500, reason: "the upload's bytes end before its length")
+                    }
                     sending = sent > 0
                 }
                 offset = form.fileLength

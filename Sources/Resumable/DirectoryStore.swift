@@ -102,7 +102,8 @@ public final class DirectoryStore: UploadStore, @unchecked Sendable {
             initialized = 0
             while initialized < count {
                 let got = pread(
-                    fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset) + off_t(initialized))
+                    fd, buffer.baseAddress! + initialized, count - initialized,
+                    off_t(offset) + off_t(initialized))
                 if got < 0, errno == EINTR { continue }
                 if got < 0 { code = errno }
                 if got <= 0 { break }
