@@ -1,3 +1,4 @@
+import HTTPCore
 /// Values of tus 1.0.0 request headers, parsed strictly: anything that could be read two ways
 /// is refused (a sign, a leading `+`, spaces inside a number, an overflow).
 public enum TusHeaders {
@@ -72,7 +73,7 @@ public enum TusHeaders {
         guard let algorithm = ChecksumAlgorithm(rawValue: String(parts[0])) else {
             throw .unsupportedAlgorithm(String(parts[0]))
         }
-        guard let digest = Base64.decode(parts[1].utf8), digest.count == algorithm.digestLength else {
+        guard let digest = Base64.decoded(parts[1].utf8), digest.count == algorithm.digestLength else {
             throw .malformed
         }
         return (algorithm, digest)

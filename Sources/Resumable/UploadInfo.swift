@@ -1,3 +1,4 @@
+import HTTPCore
 /// What the store keeps about one resumable upload besides its bytes: the small info record
 /// written (atomically) when the upload is created and each time its offset is committed.
 public struct UploadInfo: Equatable, Sendable {
@@ -65,9 +66,9 @@ public struct UploadInfo: Equatable, Sendable {
         ]
         if let length { lines.append("length \(length)") }
         if !metadata.pairs.isEmpty {
-            lines.append("metadata " + Base64.encode(Array(metadata.serialized.utf8)))
+            lines.append("metadata " + Base64.encoded(Array(metadata.serialized.utf8)))
         }
-        if let owner { lines.append("owner " + Base64.encode(Array(owner.utf8))) }
+        if let owner { lines.append("owner " + Base64.encoded(Array(owner.utf8))) }
         switch concatenation {
         case .none: break
         case .partial: lines.append("concat partial")
@@ -112,14 +113,14 @@ public struct UploadInfo: Equatable, Sendable {
         }
         var metadata = UploadMetadata()
         if let encoded = fields["metadata"] {
-            guard let raw = Base64.decode(encoded.utf8),
+            guard let raw = Base64.decoded(encoded.utf8),
                 let parsed = try? UploadMetadata.parse(raw, maxBytes: .max)
             else { throw DecodingError(line: 0, reason: "bad metadata") }
             metadata = parsed
         }
         var owner: String?
         if let encoded = fields["owner"] {
-            guard let raw = Base64.decode(encoded.utf8) else {
+            guard let raw = Base64.decoded(encoded.utf8) else {
                 throw DecodingError(line: 0, reason: "bad owner")
             }
             owner = String(decoding: raw, as: UTF8.self)

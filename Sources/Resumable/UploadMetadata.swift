@@ -1,3 +1,4 @@
+import HTTPCore
 /// The `Upload-Metadata` header of tus 1.0.0: comma-separated pairs of a key and a Base64 value,
 /// separated by a space; a value may be absent. Keys are unique, non-empty, without spaces or
 /// commas (FormGate also refuses control characters and non-ASCII in keys).
@@ -62,7 +63,7 @@ public struct UploadMetadata: Equatable, Sendable {
             var decoded: [UInt8]?
             if let space {
                 let encoded = item[(space + 1)...]
-                guard let value = Base64.decode(encoded) else { throw .invalidBase64(key) }
+                guard let value = Base64.decoded(encoded) else { throw .invalidBase64(key) }
                 decoded = value
             }
             pairs.append(Pair(key: key, value: decoded))
@@ -75,7 +76,7 @@ public struct UploadMetadata: Equatable, Sendable {
     public var serialized: String {
         pairs.map { pair in
             guard let value = pair.value else { return pair.key }
-            return pair.key + " " + Base64.encode(value)
+            return pair.key + " " + Base64.encoded(value)
         }.joined(separator: ",")
     }
 }

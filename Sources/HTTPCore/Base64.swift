@@ -1,7 +1,10 @@
-/// Standard Base64 (RFC 4648 §4, with padding), strict: what tus headers carry.
-enum Base64 {
-    private static let alphabet = Array(
+/// Base64 (RFC 4648): standard with padding (tus headers, upload policies) and URL-safe with
+/// padding (Qiniu's tokens); strict decoding of the standard form.
+public enum Base64 {
+    private static let standard = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlSafe = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     private static func value(of byte: UInt8) -> UInt8? {
         switch byte {
@@ -14,9 +17,9 @@ enum Base64 {
         }
     }
 
-    /// Decodes padded Base64; nil for anything else (wrong length, stray bytes, bits set
-    /// after the last byte).
-    static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    /// Decodes padded standard Base64; nil for anything else (wrong length, stray bytes, bits
+    /// set after the last byte).
+    public static func decoded(_ text: some Collection<UInt8>) -> [UInt8]? {
         let input = Array(text)
         guard input.count % 4 == 0 else { return nil }
         var out: [UInt8] = []
@@ -47,23 +50,32 @@ enum Base64 {
         return out
     }
 
-    /// Encodes with padding.
-    static func encode(_ bytes: [UInt8]) -> String {
+    /// Standard Base64 with padding.
+    public static func encoded(_ bytes: [UInt8]) -> String {
+        encode(bytes, alphabet: standard)
+    }
+
+    /// URL-safe Base64 (`-` and `_`), padding kept, as Qiniu's tokens use it.
+    public static func urlSafeEncoded(_ bytes: [UInt8]) -> String {
+        encode(bytes, alphabet: urlSafe)
+    }
+
+    private static func encode(_ bytes: [UInt8], alphabet: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
         while index + 3 <= bytes.count {
-            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int(n >> UInt32(shift) & 63)]) }
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((value >> UInt32(shift)) & 63)]) }
             index += 3
         }
         let rest = bytes.count - index
         if rest > 0 {
-            var n = UInt32(bytes[index]) << 16
-            if rest == 2 { n |= UInt32(bytes[index + 1]) << 8 }
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
+            var value = UInt32(bytes[index]) << 16
+            if rest == 2 { value |= UInt32(bytes[index + 1]) << 8 }
+            out.append(alphabet[Int((value >> 18) & 63)])
+            out.append(alphabet[Int((value >> 12) & 63)])
+            out.append(rest == 2 ? alphabet[Int((value >> 6) & 63)] : UInt8(ascii: "="))
             out.append(UInt8(ascii: "="))
         }
         return String(decoding: out, as: UTF8.self)
