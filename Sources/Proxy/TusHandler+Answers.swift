@@ -168,9 +168,4 @@ extension TusHandler {
             }
         }
     }
-
-    /// Counts a tus event and its bytes.
-    func counted(event: String, bytes: Int64, route: String) {
-        metrics.tus(route: route, event: event, bytes: bytes)
-    }
 }

@@ -147,7 +147,7 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
             service.supersedeWriter(of: id)
             try service.store.delete(id)
             service.forget(id)
-            counted(event: "terminated", bytes: 0, route: route.name)
+            metrics.tus(route: route.name, event: "terminated", bytes: 0)
             return answer(TusAnswers.terminated(), event: "terminated", info: info)
         } catch {
             return storeFailure(error, nil)
@@ -228,7 +228,7 @@ final class TusHandler: LocalHandler, @unchecked Sendable {
             } else {
                 try service.store.create(info)
             }
-            counted(event: "created", bytes: 0, route: route.name)
+            metrics.tus(route: route.name, event: "created", bytes: 0)
             if creation.withBody, !info.isComplete {
                 try openSession(info, checksum: creation.checksum, operation)
             } else if info.isDeliverable {

@@ -65,8 +65,6 @@ final class TusOperation: @unchecked Sendable {
     private var staged: [UInt8] = []
     /// How many first bytes the type rules still wait for (nil: decided, or nothing to decide).
     private var judgeWindow: Int?
-    /// Body bytes a request that stores none ignores.
-    private var discards = true
 
     init(handler: TusHandler, request: LocalRequest, kind: TusRequest?, locationBase: String) {
         self.handler = handler
@@ -107,7 +105,8 @@ final class TusOperation: @unchecked Sendable {
     var room: Int {
         poll()
         if currentAnswer != nil || bodyEnded { return 0 }
-        if discards, work == nil, !expectsBytes { return Int.max / 2 }
+        // A request that stores no bytes reads and drops any body it has.
+        if work == nil, !expectsBytes { return Int.max / 2 }
         guard work != nil else { return 0 }
         let pending = mailbox.withLock { $0.pending }
         return max(0, Self.window - pending - staged.count)
@@ -238,7 +237,6 @@ final class TusOperation: @unchecked Sendable {
         case .opened(let opened, let opening):
             info = opened
             work = opening
-            discards = false
             judgeWindow = handler.judgeWindow(opened)
             if judgeWindow == 0 {
                 judgeWindow = nil
@@ -249,8 +247,8 @@ final class TusOperation: @unchecked Sendable {
         case .finished(.checksumMismatch):
             currentAnswer = handler.refusal(460, "Upload-Checksum does not match the bytes", info)
         case .finished(.committed(let committed)):
-            handler.counted(
-                event: "patched", bytes: committed.offset - (info?.offset ?? 0), route: request.route)
+            handler.metrics.tus(
+                route: request.route, event: "patched", bytes: committed.offset - (info?.offset ?? 0))
             info = committed
             if committed.isDeliverable {
                 deliver(committed)

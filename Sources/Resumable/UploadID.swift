@@ -14,14 +14,18 @@ public struct UploadID: Hashable, Sendable, CustomStringConvertible {
         var random = SecureRandom()
         var bytes: [UInt8] = []
         for _ in 0..<2 { withUnsafeBytes(of: random.next()) { bytes += $0 } }
-        let digits = Array("0123456789abcdef".utf8)
+        return UploadID(digits: bytes)
+    }
+
+    /// The id whose 32 digits spell `bytes` (16 of them) in hex.
+    private init(digits bytes: [UInt8]) {
         var text: [UInt8] = []
         text.reserveCapacity(32)
         for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+            text.append(Hex.digits[Int(byte >> 4)])
+            text.append(Hex.digits[Int(byte & 0x0F)])
         }
-        return UploadID(validated: String(decoding: text, as: UTF8.self))
+        hex = String(decoding: text, as: UTF8.self)
     }
 
     /// The id of the final upload that concatenates `parts` for `owner` with `metadata`: the
@@ -34,14 +38,7 @@ public struct UploadID: Hashable, Sendable, CustomStringConvertible {
         var input = Array("formgate-tus-final\n\(owner ?? "")\n\(metadata.serialized)\n".utf8)
         for part in parts { input += Array(part.hex.utf8) + [0x20] }
         input.withUnsafeBytes { hasher.update($0) }
-        let digest = hasher.finish()
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        for byte in digest.prefix(16) {
-            text.append(Hex.digits[Int(byte >> 4)])
-            text.append(Hex.digits[Int(byte & 0x0F)])
-        }
-        return UploadID(validated: String(decoding: text, as: UTF8.self))
+        return UploadID(digits: Array(hasher.finish().prefix(16)))
     }
 
     /// The id `text` names, if it is exactly 32 lowercase hex digits.
@@ -52,8 +49,6 @@ public struct UploadID: Hashable, Sendable, CustomStringConvertible {
         else { return nil }
         hex = String(text)
     }
-
-    private init(validated hex: String) { self.hex = hex }
 
     public var description: String { hex }
 }
