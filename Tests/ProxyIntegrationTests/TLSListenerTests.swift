@@ -148,28 +148,16 @@ import Testing
             "upstream: http://127.0.0.1:\(staticPort)\nroutes:\n  - { match: { path: /upload }, upstream: \"\(upstream.url)\" }\n"
         )
         let profile = certificates.directory + "/chromium-profile"
-        let result = try run(
-            try tool("chromium"),
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--user-data-dir=\(profile)",
+        let text = try chromiumPageResult(
+            "https://a.test:\(proxy.port)/page.html", profile: profile, budgetMilliseconds: 30000,
+            extra: [
                 "--host-resolver-rules=MAP a.test 127.0.0.1",
                 "--ignore-certificate-errors-spki-list=\(try certificates.spkiHash(leaf.cert))",
-                "--virtual-time-budget=30000", "--dump-dom", "https://a.test:\(proxy.port)/page.html",
             ])
-        let dom = String(decoding: result.output, as: UTF8.self)
-        let text = try #require(
-            dom.components(separatedBy: "<pre id=\"result\">").dropFirst().first?.components(
-                separatedBy: "</pre>"
-            )
-            .first,
-            "no result in \(dom.suffix(500))")
         // The upload went over HTTP/2, negotiated by ALPN (the page reads nextHopProtocol).
         let prefix = "STATUS 200 https: h2 "
         #expect(text.hasPrefix(prefix), "\(text.prefix(300))")
-        let json = text.dropFirst(prefix.count).replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        let json = text.dropFirst(prefix.count)
         let receipt = try jsonObject(Data(json.utf8))
         let files = try #require(receipt["files"] as? [[String: Any]])
         #expect(files.first?["filename"] as? String == "fixture.bin")

@@ -55,24 +55,11 @@ import Testing
 
         let profile = site + "/chromium-profile"
         let routes = kinds.map { "/\($0)/files" }.joined(separator: ",")
-        let result = try run(
-            try tool("chromium"),
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--user-data-dir=\(profile)", "--virtual-time-budget=60000", "--dump-dom",
-                "\(proxy.url)/page.html?size=\(Self.size)&seed=\(Self.seed)&chunk=\(Self.chunk)&routes=\(routes)",
-            ])
-        let dom = String(decoding: result.output, as: UTF8.self)
-        let text = try #require(
-            dom.components(separatedBy: "<pre id=\"result\">").dropFirst().first?.components(
-                separatedBy: "</pre>"
-            )
-            .first,
-            "no result in \(dom.suffix(500))")
+        let text = try chromiumPageResult(
+            "\(proxy.url)/page.html?size=\(Self.size)&seed=\(Self.seed)&chunk=\(Self.chunk)&routes=\(routes)",
+            profile: profile, budgetMilliseconds: 60000)
         #expect(text.hasPrefix("DONE "), "\(text.prefix(500))")
-        let json = text.dropFirst("DONE ".count).replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        let json = text.dropFirst("DONE ".count)
         let results = try #require(
             try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]], "\(json.prefix(500))"
         )
