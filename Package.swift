@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "ProxyCore", targets: ["ProxyCore"]),
         // tus requests, metadata and records (for the tus fuzz target).
         .library(name: "Resumable", targets: ["Resumable"]),
+        // Metadata-strip transforms and the clamd codec (for the strip fuzz target).
+        .library(name: "Inspection", targets: ["Inspection"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),
@@ -43,11 +45,13 @@ let package = Package(
         .target(
             name: "Resumable", dependencies: ["HTTPCore", "HTTP1", "CCrypto", "MultipartEncoding"],
             swiftSettings: strict),
+        .target(name: "Inspection", dependencies: ["HTTPCore", "CZlib"], swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
             dependencies: [
                 "HTTPCore", "MultipartParsing", "MultipartEncoding", "CCrypto", "CZlib", "CMagic",
+                "Inspection",
             ],
             swiftSettings: strict),
         .target(
@@ -94,6 +98,8 @@ let package = Package(
             name: "ClientAuthTests", dependencies: ["ClientAuth", "HTTPCore", "HTTP1", "CCrypto"],
             exclude: ["Resources"],
             swiftSettings: strict),
+        .testTarget(
+            name: "InspectionTests", dependencies: ["Inspection", "HTTPCore"], swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
             name: "ResumableTests",
