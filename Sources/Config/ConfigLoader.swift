@@ -49,13 +49,18 @@ public enum ConfigLoader {
 
     static let topKeys: Set<String> = [
         "listen", "workers", "admin", "upstream", "upstream_ca_file", "timeouts", "limits", "access_log",
-        "temp_dir", "underscores_in_headers",
+        "temp_dir", "underscores_in_headers", "scanners",
         "routes",
     ]
 
     static func decodeServer(_ root: YAMLNode, _ decoder: inout ValueDecoder) -> ServerConfig {
         var config = ServerConfig()
         guard let entries = decoder.mapping(root, "", allowed: topKeys) else { return config }
+        // Routes name scanners: they are known first, wherever the file puts them.
+        for (key, _, value) in entries where key == "scanners" {
+            decoder.scanners = InspectionLoader.decodeScanners(value, key, &decoder)
+            config.scanners = decoder.scanners
+        }
         for (key, _, value) in entries {
             switch key {
             case "listen":

@@ -11,7 +11,7 @@ enum MultipartLoader {
         if case .scalar(let text, _, _) = node, text.isEmpty || text == "~" || text == "null" { return rules }
         let keys: Set<String> = [
             "drop_fields", "rename_fields", "sniff", "allow_types", "filename", "inject", "digest", "order",
-            "anomalies", "keep_part_headers",
+            "anomalies", "keep_part_headers", "scan", "strip_metadata",
         ]
         for (key, keyMark, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
             let keyPath = join(path, key)
@@ -88,6 +88,10 @@ enum MultipartLoader {
                 decodeAnomalies(value, keyPath, &decoder, into: &rules.policy)
             case "keep_part_headers":
                 decodeKeptPartHeaders(value, keyPath, &decoder, into: &rules.policy)
+            case "scan":
+                rules.inspection = InspectionLoader.decodeScan(value, keyPath, &decoder)
+            case "strip_metadata":
+                rules.strip = InspectionLoader.decodeStrip(value, keyPath, &decoder)
             default:
                 // `mapping` returned only the keys above, and each has its case.
                 decoder.fail(keyMark, keyPath, "unknown rule")

@@ -1,3 +1,4 @@
+public import Inspection
 public import ProxyCore
 
 /// FormGate's configuration after loading: immutable, shared by every worker.
@@ -35,6 +36,9 @@ public struct ServerConfig: Sendable {
     public var underscoresInHeaders = false
     /// `routes:` in the order written, compiled for matching (the longest path prefix wins).
     public var routes = RouteTable()
+    /// `scanners:` by name (what `multipart.scan` names; `formgate check` compares their
+    /// limits with clamd's).
+    public var scanners: [String: ClamdSettings] = [:]
     /// What the file loaded with but an operator should hear (`FILE:LINE:COL: key: message`):
     /// JWKS keys that were skipped. `formgate check` prints them; `run` writes them to stderr.
     public var warnings: [String] = []

@@ -1,3 +1,5 @@
+import Inspection
+
 /// Reads typed values out of YAML nodes, collecting every error with its position and key
 /// path instead of stopping at the first.
 struct ValueDecoder {
@@ -6,6 +8,8 @@ struct ValueDecoder {
     var errors: [ConfigError] = []
     /// Problems that do not refuse the file (keys of a JWKS that cannot be used).
     var warnings: [ConfigError] = []
+    /// The configured scanners (`scanners:`, decoded before the routes that name them).
+    var scanners: [String: ClamdSettings] = [:]
 
     mutating func warn(_ mark: SourceMark, _ path: String, _ message: String) {
         warnings.append(

@@ -245,6 +245,24 @@ public final class BufferedSocket {
         return socket
     }
 
+    /// Starts connecting to `address` (a numeric IP address and port, or a Unix socket),
+    /// without TLS. Completion is reported as `.connected` or `.error` to the delegate.
+    ///
+    /// - Throws: `EventLoopError` when no socket can be made (out of descriptors).
+    public static func connect(
+        base: EventBase, address: SocketAddress, delegate: any BufferedSocketDelegate
+    ) throws(EventLoopError) -> BufferedSocket {
+        let socket = try BufferedSocket(base: base, transport: PlainTransport(), phase: .resolving)
+        socket.delegate = delegate
+        do throws(EventLoopError) {
+            try socket.startConnecting(to: address)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
     /// Bytes received and not yet consumed (empty after `close()`).
     public var input: EvBuffer { EvBuffer(inputBuffer) }
     /// At most the memory the input's chains take: what the reads since the input was last

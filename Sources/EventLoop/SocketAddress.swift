@@ -56,6 +56,26 @@ public struct SocketAddress: Sendable, CustomStringConvertible, Equatable {
         self.init(storage: storage, length: socklen_t(length))
     }
 
+    /// A Unix socket's path.
+    ///
+    /// - Throws: `EventLoopError` when the path is empty or longer than `sun_path` holds.
+    public init(unixPath path: String) throws(EventLoopError) {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
+            throw EventLoopError("not a Unix socket path: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
+        }
+        let length = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path)! + bytes.count + 1
+        self.init(storage: storage, length: socklen_t(length))
+    }
+
     /// The local address of a socket.
     public static func local(of fd: Int32) -> SocketAddress? {
         var storage = sockaddr_storage()

@@ -121,6 +121,16 @@ final class AccessLog: @unchecked Sendable {
             line.key(escaping: algorithm.rawValue)
             line.string(value)
         }
+        if let scan = part.scan {
+            line.key("scan")
+            line.string(scan)
+        }
+        if !part.stripped.isEmpty {
+            line.key("stripped")
+            line.beginArray()
+            for kind in part.stripped { line.string(kind) }
+            line.endArray()
+        }
         line.endObject()
     }
 

@@ -74,10 +74,17 @@ extension ExchangeHost {
         }
     }
 
-    /// An inspected file ended: its inspection is asked. No inspection speaks to an outside
-    /// service yet (none is configurable): it fails closed, at once.
+    /// An inspected file ended: its stream's verdict is reported when it comes (at once when it
+    /// is known). A file without a stream (the loop cannot inspect) fails closed, at once.
     func consult(file request: FileVerdictRequest, _ inspection: any FileInspection) {
-        report(.fileVerdict(request.hold, nil))
+        guard let stream = request.stream else { return report(.fileVerdict(request.hold, nil)) }
+        let hold = request.hold
+        var synchronous = true
+        stream.whenDecided { [unowned self] decision in
+            self.report(.fileVerdict(hold, decision))
+            if !synchronous { self.execute() }
+        }
+        synchronous = false
     }
 }
 

@@ -55,6 +55,10 @@ final class Metrics: Sendable {
         var limit: String?
         var upstreamError: String?
         var anomalies: [String] = []
+        /// The parts' scan results.
+        var scans = ScanTally()
+        /// What `strip_metadata` removed, one entry per kind per file.
+        var stripped: [String] = []
         /// What the request-level checks decided (auth results, rate limits).
         var tallies = CheckTallies()
         var seconds: Double
@@ -95,6 +99,10 @@ final class Metrics: Sendable {
         var tusEvents: [TusKey: Int] = [:]
         var tusBytes: [String: Int64] = [:]
         var tusActive: [String: Int] = [:]
+        /// The inspection series (`Metrics+Inspection`).
+        var scans: [InspectionKey: Int] = [:]
+        var stripped: [InspectionKey: Int] = [:]
+        var scanDuration = Histogram()
     }
 
     private let state = Mutex(State())
@@ -126,6 +134,10 @@ final class Metrics: Sendable {
             if let limit = record.limit { state.limitRejections[limit, default: 0] += 1 }
             if let kind = record.upstreamError { state.upstreamErrors[kind, default: 0] += 1 }
             for flag in record.anomalies { state.anomalies[flag, default: 0] += 1 }
+            record.scans.add(route: record.route, to: &state.scans)
+            for kind in record.stripped {
+                state.stripped[InspectionKey(route: record.route, value: kind), default: 0] += 1
+            }
             Self.count(record.tallies.first, route: record.route, in: &state)
             Self.count(record.tallies.second, route: record.route, in: &state)
             state.requestDuration.observe(record.seconds)
@@ -179,6 +191,7 @@ final class Metrics: Sendable {
         Self.renderCheckCounters(snapshot, into: &out)
         Self.renderHistograms(snapshot, into: &out)
         Self.renderTus(snapshot, into: &out)
+        Self.renderInspection(snapshot, into: &out)
         Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
         Self.family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.", into: &out)
@@ -260,6 +273,10 @@ final class Metrics: Sendable {
             (
                 "formgate_upstream_duration_seconds", "Time from connecting upstream to its response head.",
                 snapshot.upstreamDuration
+            ),
+            (
+                "formgate_scan_duration_seconds", "Time from a scanned file's end to the scanner's answer.",
+                snapshot.scanDuration
             ),
         ] {
             family(name, "histogram", help, into: &out)

@@ -105,6 +105,7 @@ final class Worker {
         if let digestPool {
             ruleTools.hashing = DigestQueue(pool: digestPool) { [notifier] in notifier.notify() }
         }
+        ruleTools.inspectors = Scanners(worker: self)
         settings = withLocalRoutes(settings)
         if index == 0 {
             let timer = Timer(base: base, repeating: true) { [unowned self] in self.expireUploads() }
@@ -308,6 +309,8 @@ final class Worker {
             entry.anomalies = multipart.anomalies
             for part in multipart.parts {
                 if part.renamed { entry.renamed += 1 }
+                if let scan = part.scan { entry.scans.count(scan) }
+                entry.stripped += part.stripped
                 if part.dropped { entry.dropped += 1 }
                 if part.sniffedType != nil, part.contentType == part.sniffedType,
                     part.declaredType != part.sniffedType

@@ -213,6 +213,10 @@ extension Exchange {
         if request.resumeRules(into: routed(sink), chunked: chunksDestination) {
             return completeBody(sink: sink, date: date, now: now, actions: &actions)
         }
+        // An inspection that failed while its file streamed (the rules refused on resuming).
+        if let refusal = request.multipart?.rewriter.refusal {
+            return fail(ProxyError(refusal), date: date, now: now, actions: &actions)
+        }
         if request.phase == .ending(.spoolWrites) {
             return completeBody(sink: sink, date: date, now: now, actions: &actions)
         }

@@ -35,7 +35,7 @@ final class MultipartBody<Sink: RequestBodySink> {
         rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
             now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
-            hashing: tools.hashing)
+            hashing: tools.hashing, inspectors: tools.inspectors)
         rewriter.borrowsInput = true
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.

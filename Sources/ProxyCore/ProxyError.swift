@@ -81,11 +81,14 @@ public struct ProxyError: Error, Sendable, Equatable {
     }
 
     /// The error for a rule's refusal: 415 for the type rules, 422 for a file an inspection
-    /// refused, 400 for the rest.
+    /// refused, 503 for an inspection that failed, 413 for a file too large to inspect, 400
+    /// for the rest.
     public init(_ refusal: RuleRefusal) {
         switch refusal.reason {
         case .typeNotAllowed, .typeMismatch: self.init(.unsupportedMediaType, detail: refusal.description)
         case .fileRefused: self.init(.refused(status: 422), detail: refusal.description)
+        case .inspectionFailed: self.init(.verdictTimeout, detail: refusal.description)
+        case .fileTooLargeToInspect: self.init(.payloadTooLarge, detail: refusal.description)
         case .unsafeFilename, .encoding, .partAfterFile, .bodyAfterFile:
             self.init(.badRequest, detail: refusal.description)
         }

@@ -13,4 +13,9 @@ public struct PartLogRecord: Sendable {
     /// The field was renamed by `rename_fields`.
     public var renamed = false
     public var digests: [(DigestAlgorithm, String)] = []
+    /// What the route's scan found (`clean`, `infected:<signature>`, `error`, `skipped`); nil
+    /// when the part was not scanned.
+    public var scan: String?
+    /// What `strip_metadata` removed from the file (empty: nothing, or not an image it strips).
+    public var stripped: [String] = []
 }

@@ -17,12 +17,15 @@ extension RulePipeline {
         var digests: PartDigests?
         /// The values of the slots, once known.
         var values: [[UInt8]]?
+        /// The inspected file's stream (its log value is the record's `scan`).
+        var inspected: (any InspectionStream)?
     }
 
     /// Whether the caller should stop reading its client: the current part is hashed off the
     /// loop and the hashing queue is backed up. The queue signals when it drains; the caller
     /// then calls `resume()` and looks again.
     public var wantsPause: Bool {
+        if let inspected, inspected.wantsPause { return true }
         guard digests?.isOffloaded == true, let hashing else { return false }
         return hashing.isBackedUp
     }
@@ -43,7 +46,13 @@ extension RulePipeline {
     /// ready). Returns whether any hold was released.
     @discardableResult
     public mutating func resume() -> Bool {
-        guard refusal == nil, !holds.isEmpty else { return false }
+        guard refusal == nil else { return false }
+        // An inspection that failed while its file streamed ends the request now.
+        if let inspected, case .refuse(let refused)? = inspected.earlyDecision {
+            refuse(refused, part: records.count - 1, inspected)
+            return false
+        }
+        guard !holds.isEmpty else { return false }
         for index in holds.indices where holds[index].values == nil {
             guard let digests = holds[index].digests, digests.isComplete else { continue }
             let results = digests.results()
@@ -63,6 +72,7 @@ extension RulePipeline {
     @discardableResult
     public mutating func decide(_ id: HoldID, _ decision: HoldDecision) -> Bool {
         guard refusal == nil, let index = holds.firstIndex(where: { $0.id == id }) else { return false }
+        if let inspected = holds[index].inspected { records[holds[index].record].scan = inspected.logValue }
         switch decision {
         case .release:
             if holds[index].digests == nil, holds[index].values == nil { holds[index].values = [] }
@@ -73,6 +83,17 @@ extension RulePipeline {
             holds.removeAll()
             return false
         }
+    }
+
+    /// Refuses the request for the inspection of part `record` (`inspected` gives its log value):
+    /// everything held is discarded.
+    mutating func refuse(_ refused: RuleRefusal, part record: Int, _ inspected: any InspectionStream) {
+        records[record].scan = inspected.logValue
+        refusal = refused
+        output.discard()
+        holds.removeAll()
+        self.inspected = nil
+        inspecting = false
     }
 
     /// A file part with digests ended: emits its digest fields now when they are ready (always
@@ -105,6 +126,30 @@ extension RulePipeline {
         return verdictRequests
     }
 
+    /// An inspected file's bytes: they go to its inspection and upstream, all but the last,
+    /// which the part's end places behind the hold of the file's verdict. A decision the
+    /// inspection reached early refuses the request now, or lets the rest of the file go
+    /// unheld.
+    mutating func inspect(_ bytes: UnsafeRawBufferPointer) {
+        if let inspected {
+            inspected.update(bytes)
+            if let early = inspected.earlyDecision {
+                switch early {
+                case .refuse(let refused):
+                    return refuse(refused, part: records.count - 1, inspected)
+                case .release:
+                    records[records.count - 1].scan = inspected.logValue
+                    self.inspected = nil
+                    inspecting = false
+                    if let kept = keptBack { withUnsafeBytes(of: kept) { output.write($0) } }
+                    keptBack = nil
+                    return output.write(bytes)
+                }
+            }
+        }
+        writeKeepingLast(bytes)
+    }
+
     /// Writes an inspected file's bytes but the last, which is kept back: the part's end
     /// places it behind the hold of the file's verdict.
     mutating func writeKeepingLast(_ bytes: UnsafeRawBufferPointer) {
@@ -117,13 +162,28 @@ extension RulePipeline {
     /// that only its verdict (`decide`) releases.
     mutating func holdForVerdict() {
         inspecting = false
+        let stream = inspected
+        inspected = nil
+        stream?.end()
+        let record = records.count - 1
+        if let stream, let early = stream.earlyDecision {
+            switch early {
+            case .refuse(let refused):
+                return refuse(refused, part: record, stream)
+            case .release:
+                // Passed unscanned (an allowed failure or oversize file): nothing to wait for.
+                records[record].scan = stream.logValue
+                if let kept = keptBack { withUnsafeBytes(of: kept) { output.write($0) } }
+                keptBack = nil
+                return
+            }
+        }
         let id = HoldID(rawValue: nextHold)
         nextHold += 1
-        let record = records.count - 1
         output.hold(id)
         if let kept = keptBack { withUnsafeBytes(of: kept) { output.write($0) } }
         keptBack = nil
-        holds.append(PendingHold(id: id, record: record, digests: nil))
-        verdictRequests.append(FileVerdictRequest(hold: id, part: record))
+        holds.append(PendingHold(id: id, record: record, digests: nil, inspected: stream))
+        verdictRequests.append(FileVerdictRequest(hold: id, part: record, stream: stream))
     }
 }

@@ -1,4 +1,5 @@
 public import HTTPCore
+import Inspection
 public import MultipartEncoding
 public import MultipartParsing
 
@@ -75,6 +76,15 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     /// back (`keptBack`) until the next bytes or the part's end, where a hold gates it.
     var inspecting = false
     var keptBack: UInt8?
+    /// Where the inspected file's bytes go (nil: the loop cannot inspect; its verdict is then
+    /// a failure).
+    var inspected: (any InspectionStream)?
+    /// The loop's means of inspecting files.
+    let inspectors: (any InspectionStreams)?
+    /// The current file's `strip_metadata` transform (nil: the part is not stripped).
+    var stripper: MetadataStripper?
+    /// The stripper's output for one read, reused from read to read.
+    var stripPieces = StripPieces()
     /// Inspected files that ended and whose verdicts are wanted (`takeVerdictRequests()`).
     var verdictRequests: [FileVerdictRequest] = []
     var emittedFirst = false
@@ -114,11 +124,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///   - hashing: the loop thread's hashing queue; with it, large file parts are hashed off
     ///     the loop and the pipeline may hold (the caller must then call `resume()` after the
     ///     queue's signal). Without it, every part is hashed inline and nothing is held.
+    ///   - inspectors: the loop's inspection streams (`RuleSet.inspection`); without them, an
+    ///     inspected file's verdict is a failure.
     public init(
         rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, identity: Identity? = nil,
         maxFileBytes: Int64 = 4 << 30, sniffer: Sniffer? = nil, hashing: DigestQueue? = nil,
-        boundary: Boundary = .random()
+        inspectors: (any InspectionStreams)? = nil, boundary: Boundary = .random()
     ) {
+        self.inspectors = inspectors
         self.maxFileBytes = maxFileBytes
         self.rules = rules
         self.sniffer = rules.sniff == nil ? nil : (sniffer ?? Sniffer())
@@ -183,6 +196,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 }
                 guard refusal == nil else { return }
             }
+            if stripper != nil { endStrip() }
             if inspecting { holdForVerdict() }
             output.toDeferred = false
             if !dropping, let digests { endDigests(digests) }
@@ -212,9 +226,17 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
 
     private mutating func forward(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        digests?.update(bytes)
         records[records.count - 1].bytes += Int64(bytes.count)
-        if inspecting { return writeKeepingLast(bytes) }
+        if stripper != nil { return strip(bytes) }
+        emit(bytes)
+    }
+
+    /// A part's bytes as the upstream gets them (after `strip_metadata`): hashed, inspected,
+    /// written.
+    mutating func emit(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        digests?.update(bytes)
+        if inspecting { return inspect(bytes) }
         output.write(bytes)
     }
 
@@ -404,7 +426,11 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 renamed: part.renamed))
         digests =
             part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests, queue: hashing) : nil
-        inspecting = part.head.isFile && rules.inspection?.inspects(records[records.count - 1]) == true
+        if part.head.isFile { beginStrip(sniffed: sniffed) }
+        if part.head.isFile, let inspection = rules.inspection, inspection.inspects(records[records.count - 1]) {
+            inspecting = true
+            inspected = inspectors?.open(inspection, part: records[records.count - 1])
+        }
     }
 
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.

@@ -1,5 +1,6 @@
 /// Why the rules refused a request. Only the proxy maps reasons to HTTP statuses (415 for
-/// `typeNotAllowed` and `typeMismatch`, 400 for the others).
+/// `typeNotAllowed` and `typeMismatch`, 422 for `fileRefused`, 503 for `inspectionFailed`,
+/// 413 for `fileTooLargeToInspect`, 400 for the others).
 public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
     /// The rule that refused.
     public enum Reason: Sendable, Hashable {
@@ -20,6 +21,11 @@ public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
         case encoding
         /// A file inspection (`FileInspection`) judged a file's content unacceptable.
         case fileRefused
+        /// A file inspection could not judge the file (the scanner failed, timed out, refused
+        /// the connection, or did not scan all of it) and failures are refused.
+        case inspectionFailed
+        /// The file is larger than its inspection scans, and such files are refused.
+        case fileTooLargeToInspect
     }
 
     /// The rule that refused.

@@ -1,4 +1,5 @@
 import HTTPCore
+public import Inspection
 public import MultipartParsing
 
 /// A route's `multipart:` rules, compiled once at configuration load. Each part meets them in
@@ -11,6 +12,8 @@ public import MultipartParsing
 public struct RuleSet: Sendable {
     /// A step that judges each file's content from outside (`FileInspection`); none by default.
     public var inspection: (any FileInspection)?
+    /// `strip_metadata`: image metadata neutralised while the file streams (nil: none).
+    public var strip: StripOptions?
     /// `drop_fields`: client field names that are never forwarded (matched before renaming).
     public var dropFields: Set<String> = []
     /// `rename_fields`: original name → forwarded name.

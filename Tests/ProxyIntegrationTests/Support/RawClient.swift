@@ -155,23 +155,45 @@ final class FakeUpstream: @unchecked Sendable {
     /// The length of the first whole request in `bytes` (head and body by its framing), or nil
     /// while it is still arriving.
     static func wholeRequestLength(_ bytes: [UInt8]) -> Int? {
-        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound else { return nil }
-        let head = ForwardedRequest(Array(bytes[..<end]))
-        if !head.chunked {
-            return bytes.count - end >= (head.contentLength ?? 0) ? end + (head.contentLength ?? 0) : nil
-        }
-        var index = end
-        while let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) {
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
-            guard let size = Int(sizeText.prefix { $0 != ";" }, radix: 16) else { return nil }
-            if size == 0 {
-                return bytes[lineEnd.upperBound...].starts(with: Array("\r\n".utf8))
-                    ? lineEnd.upperBound + 2 : nil
+        var cursor: RequestCursor?
+        return wholeLength(bytes, &cursor)
+    }
+
+    /// `wholeRequestLength`, resumable: `cursor` carries what is known between calls on a
+    /// growing buffer (the Content-Length request's end, or the next chunk's size line), so a
+    /// large body is not searched again on every read. Searches are bounded (a head within
+    /// 64 KiB, a size line within 1 KiB): a search over the rest of a large buffer per chunk
+    /// made this quadratic.
+    static func wholeLength(_ pending: [UInt8], _ cursor: inout RequestCursor?) -> Int? {
+        if cursor == nil {
+            guard let end = pending.prefix(65536).firstRange(of: Array("\r\n\r\n".utf8))?.upperBound else {
+                return nil
             }
-            index = lineEnd.upperBound + size + 2
-            guard index <= bytes.count else { return nil }
+            let head = ForwardedRequest(Array(pending[..<end]))
+            cursor = head.chunked ? .chunk(at: end) : .end(end + (head.contentLength ?? 0))
         }
-        return nil
+        while true {
+            switch cursor! {
+            case .end(let length):
+                return pending.count >= length ? length : nil
+            case .chunk(let index):
+                guard index < pending.count,
+                    let lineEnd = pending[index...].prefix(1024).firstRange(of: Array("\r\n".utf8))
+                else { return nil }
+                let sizeText = String(decoding: pending[index..<lineEnd.lowerBound], as: UTF8.self)
+                guard let size = Int(sizeText.prefix { $0 != ";" }, radix: 16) else { return nil }
+                // The last chunk: the request ends after it and an empty trailer.
+                cursor = size == 0 ? .end(lineEnd.upperBound + 2) : .chunk(at: lineEnd.upperBound + size + 2)
+            }
+        }
+    }
+
+    /// Where `wholeLength` stands in a request.
+    enum RequestCursor {
+        /// The request ends at this length.
+        case end(Int)
+        /// The next chunk's size line starts here.
+        case chunk(at: Int)
     }
 
     let fd: Int32
@@ -255,6 +277,8 @@ final class FakeUpstream: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var seen = 0
         var pending: [UInt8] = []
+        // Where the pending request stands (`wholeLength`).
+        var cursor: RequestCursor?
         while true {
             if case .slowRead(let rate) = behavior {
                 if buffer.count < rate / 10 { buffer = [UInt8](repeating: 0, count: rate / 10) }
@@ -300,8 +324,9 @@ final class FakeUpstream: @unchecked Sendable {
                     }
                 }
             case .answer(let response):
-                while let length = Self.wholeRequestLength(pending) {
+                while let length = Self.wholeLength(pending, &cursor) {
                     pending.removeSubrange(..<length)
+                    cursor = nil
                     _ = Array(response.utf8).withUnsafeBytes {
                         Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
                     }

@@ -25,7 +25,8 @@ struct UpstreamRecord {
 
     /// The `X-Request-Id` value of a head among `bytes`, if it arrived whole.
     static func requestID(in bytes: ArraySlice<UInt8>) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
+        // A head is within its first 64 KiB (a large body is not decoded as text).
+        let text = String(decoding: bytes.prefix(65536), as: UTF8.self)
         guard let head = text.range(of: "\r\n\r\n"),
             let field = text[..<head.lowerBound].range(of: "\r\nX-Request-Id: ")
         else { return nil }

@@ -1,0 +1,39 @@
+import Inspection
+
+/// `strip_metadata`: a file whose sniffed type is an image format the route strips goes through
+/// a `MetadataStripper` between the parser and the rest of the pipeline (digests, inspection,
+/// the encoder), so those see the bytes the upstream receives.
+extension RulePipeline {
+    /// A file part's head was written: its stripper, when its sniffed type is one the route strips.
+    mutating func beginStrip(sniffed: String?) {
+        guard let options = rules.strip, let sniffed, let format = ImageFormat(mediaType: sniffed),
+            options.formats.contains(format)
+        else { return }
+        stripper = MetadataStripper(format: format, options: options)
+    }
+
+    /// The file's bytes through its stripper: what it writes goes on (`emit`).
+    mutating func strip(_ bytes: UnsafeRawBufferPointer) {
+        var pieces = stripPieces
+        stripPieces = StripPieces()
+        pieces.reset(input: bytes)
+        stripper!.write(bytes, into: &pieces)
+        pieces.forEach { emit($0) }
+        pieces.reset(input: UnsafeRawBufferPointer(start: nil, count: 0))
+        stripPieces = pieces
+    }
+
+    /// The file ended: what its stripper still holds goes on, and the record says what was
+    /// stripped. Metadata that could not be neutralised in the stream refuses the request.
+    mutating func endStrip() {
+        guard var stripper else { return }
+        self.stripper = nil
+        var pieces = stripPieces
+        stripPieces = StripPieces()
+        pieces.reset(input: UnsafeRawBufferPointer(start: nil, count: 0))
+        stripper.finish(into: &pieces)
+        pieces.forEach { emit($0) }
+        stripPieces = pieces
+        records[records.count - 1].stripped = stripper.stripped
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A stand-in for clamd that misbehaves, on a Unix socket: it reads a whole `zINSTREAM` scan
+/// (the command, the chunks, the zero length) and then answers `reply` and closes, or (`reply`
+/// nil) never answers and keeps the connection open.
+final class FakeScanner: @unchecked Sendable {
+    let path: String
+    var address: String { "unix:" + path }
+    private let listener: Int32
+    private let reply: [UInt8]?
+    private let lock = NSLock()
+    private var connections: [Int32] = []
+    private var stopped = false
+
+    init(reply: [UInt8]?) throws {
+        path = NSTemporaryDirectory() + "formgate-fake-clamd-\(UUID().uuidString.prefix(8)).sock"
+        self.reply = reply
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else { throw TestFailure("fake scanner: errno \(errno)") }
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        lock.lock()
+        let open = stopped ? [] : connections + [listener]
+        stopped = true
+        lock.unlock()
+        for fd in open {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+        unlink(path)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            lock.lock()
+            connections.append(fd)
+            lock.unlock()
+            Thread.detachNewThread { [self] in serve(fd) }
+        }
+    }
+
+    /// Reads the scan to its zero length, then answers (or waits for the peer to go).
+    private func serve(_ fd: Int32) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var commandRead = false
+        var ended = false
+        while !ended {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            pending += buffer[..<count]
+            if !commandRead, let nul = pending.firstIndex(of: 0) {
+                pending.removeSubrange(...nul)
+                commandRead = true
+            }
+            while commandRead, pending.count >= 4 {
+                let length = pending[..<4].reduce(0) { $0 << 8 | Int($1) }
+                if length == 0 {
+                    ended = true
+                    break
+                }
+                guard pending.count >= 4 + length else { break }
+                pending.removeSubrange(..<(4 + length))
+            }
+        }
+        guard let reply else {
+            // Silent: hold the connection until the peer closes it.
+            while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+            return
+        }
+        _ = reply.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        shutdown(fd, Int32(SHUT_WR))
+    }
+}
