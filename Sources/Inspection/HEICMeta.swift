@@ -5,7 +5,7 @@
 /// as absolute file ranges for the caller to zero.
 ///
 /// Read: `iinf` (versions 0 and 1) with `infe` versions 2 and 3 (item type `Exif`, or `mime`
-/// with content type `application/rdf+xml`: XMP; versions 0 and 1 carry no item type and are
+/// with, after the item name, content type `application/rdf+xml`: XMP; versions 0 and 1 carry no item type and are
 /// skipped), `iloc` versions 0 to 2 (offset, length, base offset and index sizes of 0, 4 or
 /// 8 bytes). Every read is bounds-checked; a structure that does not fit makes the box
 /// malformed (nil), never a trap.
@@ -122,8 +122,9 @@ enum HEICMeta {
             if type == FourCC.of("Exif") {
                 items.append((UInt32(id), "heic:Exif", typeOffset))
             } else if type == FourCC.of("mime") {
-                let text = box[(typeOffset + 4)..<limit].prefix { $0 != 0 }
-                if text.elementsEqual("application/rdf+xml".utf8) {
+                // item_name, then content_type, both null-terminated.
+                let afterName = box[(typeOffset + 4)..<limit].drop { $0 != 0 }.dropFirst()
+                if afterName.prefix(while: { $0 != 0 }).elementsEqual("application/rdf+xml".utf8) {
                     items.append((UInt32(id), "heic:XMP", typeOffset))
                 }
             }

@@ -164,8 +164,11 @@ struct HEICStripper: Sendable {
                         "heic: metadata sent before its meta box is too large to patch", patchable: false)
                 }
             }
-            let inside = max(range.lowerBound, metaStart)..<max(min(range.upperBound, metaEnd), metaStart)
-            for offset in inside { meta[Int(offset - metaStart)] = 0 }
+            let low = max(range.lowerBound, metaStart)
+            let high = min(range.upperBound, metaEnd)
+            if low < high {
+                for offset in low..<high { meta[Int(offset - metaStart)] = 0 }
+            }
             if range.upperBound > metaEnd { later.append(max(range.lowerBound, metaEnd)..<range.upperBound) }
         }
         ranges = Self.merged(later)

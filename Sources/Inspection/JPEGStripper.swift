@@ -109,7 +109,8 @@ struct JPEGStripper: Sendable {
     }
 
     /// Ends the stream: what is held leaves unchanged (a truncated marker) or blanked (a
-    /// truncated EXIF segment: as a COM segment of the bytes received, nothing in remove mode).
+    /// metadata segment cut short inside its identifier, or a truncated EXIF segment: as a COM
+    /// segment of the bytes received, nothing in remove mode).
     mutating func finish(into sink: inout some ByteSink, report: inout StripReport) {
         if case .buffering = state {
             if mode == .blank {
@@ -118,6 +119,14 @@ struct JPEGStripper: Sendable {
                 sink.write(segment)
             }
             segment = []
+        } else if case .marker = state, held.bytes.count >= 4, [0xE1, 0xED, 0xFE].contains(held.bytes[1]) {
+            // A metadata segment cut short inside its identifier: blanked like a whole one.
+            if mode == .blank {
+                held.bytes[1] = 0xFE
+                for index in 4..<held.bytes.count { held.bytes[index] = 0 }
+                held.emit(into: &sink)
+            }
+            held.discard()
         } else if held.isHeld {
             held.emit(into: &sink)
             if case .afterEOI = state {} else { report.passedThrough = true }
