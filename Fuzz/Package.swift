@@ -41,6 +41,13 @@ let package = Package(
                 .product(name: "HTTPCore", package: "FormGate"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzStrip",
+            dependencies: [
+                .product(name: "Inspection", package: "FormGate"),
+                .product(name: "HTTPCore", package: "FormGate"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]
 )
