@@ -65,14 +65,17 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Config",
-            dependencies: ["CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth", "Resumable", "Inspection"],
+            dependencies: [
+                "CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth", "Resumable", "Inspection",
+            ],
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
-                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2", "Resumable", "Inspection",
+                "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2", "Resumable",
+                "Inspection",
             ],
             swiftSettings: strict),
         .target(

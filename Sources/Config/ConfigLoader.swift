@@ -236,6 +236,11 @@ public enum ConfigLoader {
         if route.rules.fieldsFirst, route.requestBody != .buffer {
             decoder.fail(node.mark, join(path, "multipart.order"), "fields_first needs request_body: buffer")
         }
+        if route.rules.strip?.mode == .remove, route.requestBody != .buffer || route.tus != nil {
+            decoder.fail(
+                node.mark, join(path, "multipart.strip_metadata.mode"),
+                "remove changes the file's length: it needs request_body: buffer (blank keeps it)")
+        }
         return route
     }
 

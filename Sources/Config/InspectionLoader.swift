@@ -82,7 +82,8 @@ enum InspectionLoader {
             return .unix(path: path)
         }
         let hostPort = text.hasPrefix("tcp://") ? String(text.dropFirst(6)) : text
-        guard let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]),
+        guard let colon = hostPort.lastIndex(of: ":"),
+            let port = Int(hostPort[hostPort.index(after: colon)...]),
             (1...65535).contains(port)
         else { return nil }
         var host = String(hostPort[..<colon])
@@ -110,7 +111,8 @@ enum InspectionLoader {
                     let known = decoder.scanners.keys.sorted().joined(separator: ", ")
                     decoder.fail(
                         value.mark, keyPath,
-                        "no scanner '\(name)' in scanners.clamd\(known.isEmpty ? "" : " (configured: \(known))")")
+                        "no scanner '\(name)' in scanners.clamd\(known.isEmpty ? "" : " (configured: \(known))")"
+                    )
                 }
             case "types":
                 types = decoder.stringList(value, keyPath) ?? types
@@ -138,12 +140,15 @@ enum InspectionLoader {
     }
 
     /// `strip_metadata: { formats, mode, keep }` (`strip_metadata: true`: the defaults).
-    static func decodeStrip(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> StripOptions? {
+    static func decodeStrip(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> StripOptions?
+    {
         if case .scalar = node {
             guard let enabled = decoder.bool(node, path) else { return nil }
             return enabled ? StripOptions() : nil
         }
-        guard let entries = decoder.mapping(node, path, allowed: ["formats", "mode", "keep"]) else { return nil }
+        guard let entries = decoder.mapping(node, path, allowed: ["formats", "mode", "keep"]) else {
+            return nil
+        }
         var options = StripOptions()
         for (key, _, value) in entries {
             let keyPath = join(path, key)

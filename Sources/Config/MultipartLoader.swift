@@ -97,6 +97,11 @@ enum MultipartLoader {
                 decoder.fail(keyMark, keyPath, "unknown rule")
             }
         }
+        // strip_metadata decides an image's format by its sniffed type: a route that does not
+        // sniff sniffs for it, forwarding the declared type as it is.
+        if rules.strip != nil, rules.sniff == nil {
+            rules.sniff = RuleSet.SniffRule(bytes: 4096, policy: .keep)
+        }
         return rules
     }
 

@@ -63,7 +63,9 @@ public enum ClamdReply: Sendable, Equatable {
     /// in a log line and an error body whatever the peer sent.
     static func sanitised(_ text: some Collection<UInt8>) -> String {
         String(
-            decoding: text.prefix(maxSignatureLength).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") },
+            decoding: text.prefix(maxSignatureLength).map {
+                $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?")
+            },
             as: UTF8.self)
     }
 }

@@ -16,8 +16,10 @@ public enum ClamdStream {
     public static func chunkHeader(_ count: Int) -> (UInt8, UInt8, UInt8, UInt8) {
         precondition(count > 0 && count <= maxChunk, "a chunk is 1 ... maxChunk bytes")
         let value = UInt32(count)
-        return (UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-            UInt8(truncatingIfNeeded: value))
+        return (
+            UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value)
+        )
     }
 }
 

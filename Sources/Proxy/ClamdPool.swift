@@ -78,7 +78,9 @@ final class Scanners: InspectionStreams, @unchecked Sendable {
     }
 
     func open(_ inspection: any FileInspection, part: PartLogRecord) -> any InspectionStream {
-        guard let rule = inspection as? ScanRule else { preconditionFailure("an inspection FormGate does not know") }
+        guard let rule = inspection as? ScanRule else {
+            preconditionFailure("an inspection FormGate does not know")
+        }
         let pool: ClamdPool
         if let existing = pools[rule.scanner] {
             pool = existing

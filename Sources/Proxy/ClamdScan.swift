@@ -80,7 +80,8 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
         (socket?.output ?? queued!.buffer).add(ClamdStream.end)
         // clamd answers once it has the whole file: from now on its silence is timed too.
         socket?.setTimeouts(
-            readMilliseconds: rule.scanner.timeoutMilliseconds, writeMilliseconds: rule.scanner.timeoutMilliseconds)
+            readMilliseconds: rule.scanner.timeoutMilliseconds,
+            writeMilliseconds: rule.scanner.timeoutMilliseconds)
     }
 
     func whenDecided(_ body: @escaping (HoldDecision?) -> Void) {
@@ -97,9 +98,11 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
             switch rule.scanner.address {
             case .unix(let path): address = try SocketAddress(unixPath: path)
             case .tcp(let host, let port):
-                address = try SocketAddress(parsing: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+                address = try SocketAddress(
+                    parsing: host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
             }
-            let socket = try BufferedSocket.connect(base: base, address: address, delegate: ClamdScanDelegate(self))
+            let socket = try BufferedSocket.connect(
+                base: base, address: address, delegate: ClamdScanDelegate(self))
             socket.setWatermarks(readHigh: 4096, writeLow: Self.lowMark)
             socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: rule.scanner.timeoutMilliseconds)
             socket.output.add(ClamdStream.command)
@@ -124,7 +127,9 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
         if events.contains(.endOfFile) {
             return judge(reader.finish())
         }
-        fail(connected ? "the connection to clamd broke" : "cannot connect to clamd at \(rule.scanner.address)")
+        fail(
+            connected ? "the connection to clamd broke" : "cannot connect to clamd at \(rule.scanner.address)"
+        )
     }
 
     fileprivate func socketReadable(_ socket: BufferedSocket) {
@@ -169,7 +174,9 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
         switch rule.onError {
         case .reject:
             decide(
-                .refuse(RuleRefusal(.inspectionFailed, description: "the virus scan of part \(part) failed: \(detail)")),
+                .refuse(
+                    RuleRefusal(
+                        .inspectionFailed, description: "the virus scan of part \(part) failed: \(detail)")),
                 log: "error")
         case .allow:
             decide(.release, log: "error")
@@ -184,7 +191,9 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
                 .refuse(
                     RuleRefusal(
                         .fileTooLargeToInspect,
-                        description: "part \(part) is larger than the virus scanner scans (\(rule.scanner.maxBytes) bytes)")
+                        description:
+                            "part \(part) is larger than the virus scanner scans (\(rule.scanner.maxBytes) bytes)"
+                    )
                 ), log: "skipped")
         case .allow:
             decide(.release, log: "skipped")

@@ -25,7 +25,9 @@ extension Metrics {
         }
 
         func add(route: String, to counts: inout [InspectionKey: Int]) {
-            for (result, count) in [("clean", clean), ("infected", infected), ("error", error), ("skipped", skipped)]
+            for (result, count) in [
+                ("clean", clean), ("infected", infected), ("error", error), ("skipped", skipped),
+            ]
             where count > 0 {
                 counts[InspectionKey(route: route, value: result), default: 0] += count
             }
@@ -34,11 +36,14 @@ extension Metrics {
 
     static func renderInspection(_ snapshot: State, into out: inout String) {
         family("formgate_scan_total", "counter", "Scanned files by route and result.", into: &out)
-        for (key, count) in snapshot.scans.sorted(by: { ($0.key.route, $0.key.value) < ($1.key.route, $1.key.value) }) {
+        for (key, count) in snapshot.scans.sorted(by: {
+            ($0.key.route, $0.key.value) < ($1.key.route, $1.key.value)
+        }) {
             out += "formgate_scan_total\(labels([("route", key.route), ("result", key.value)])) \(count)\n"
         }
         family(
-            "formgate_stripped_total", "counter", "Metadata kinds stripped from files, by route and kind.", into: &out)
+            "formgate_stripped_total", "counter", "Metadata kinds stripped from files, by route and kind.",
+            into: &out)
         for (key, count) in snapshot.stripped.sorted(by: {
             ($0.key.route, $0.key.value) < ($1.key.route, $1.key.value)
         }) {

@@ -86,7 +86,8 @@ public struct ProxyError: Error, Sendable, Equatable {
     public init(_ refusal: RuleRefusal) {
         switch refusal.reason {
         case .typeNotAllowed, .typeMismatch: self.init(.unsupportedMediaType, detail: refusal.description)
-        case .fileRefused: self.init(.refused(status: 422), detail: refusal.description)
+        case .fileRefused, .metadataNotStrippable:
+            self.init(.refused(status: 422), detail: refusal.description)
         case .inspectionFailed: self.init(.verdictTimeout, detail: refusal.description)
         case .fileTooLargeToInspect: self.init(.payloadTooLarge, detail: refusal.description)
         case .unsafeFilename, .encoding, .partAfterFile, .bodyAfterFile:

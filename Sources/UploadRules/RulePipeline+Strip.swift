@@ -18,7 +18,7 @@ extension RulePipeline {
         stripPieces = StripPieces()
         pieces.reset(input: bytes)
         stripper!.write(bytes, into: &pieces)
-        pieces.forEach { emit($0) }
+        pieces.visit { emit($0) }
         pieces.reset(input: UnsafeRawBufferPointer(start: nil, count: 0))
         stripPieces = pieces
     }
@@ -32,8 +32,14 @@ extension RulePipeline {
         stripPieces = StripPieces()
         pieces.reset(input: UnsafeRawBufferPointer(start: nil, count: 0))
         stripper.finish(into: &pieces)
-        pieces.forEach { emit($0) }
+        pieces.visit { emit($0) }
         stripPieces = pieces
         records[records.count - 1].stripped = stripper.stripped
+        if let reason = stripper.unstrippable {
+            let name = records[records.count - 1].name
+            refusal = RuleRefusal(
+                .metadataNotStrippable,
+                description: "part \(name): its metadata cannot be stripped: \(reason)")
+        }
     }
 }

@@ -427,7 +427,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         digests =
             part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests, queue: hashing) : nil
         if part.head.isFile { beginStrip(sniffed: sniffed) }
-        if part.head.isFile, let inspection = rules.inspection, inspection.inspects(records[records.count - 1]) {
+        if part.head.isFile, let inspection = rules.inspection,
+            inspection.inspects(records[records.count - 1])
+        {
             inspecting = true
             inspected = inspectors?.open(inspection, part: records[records.count - 1])
         }

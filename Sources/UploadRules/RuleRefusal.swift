@@ -1,5 +1,5 @@
 /// Why the rules refused a request. Only the proxy maps reasons to HTTP statuses (415 for
-/// `typeNotAllowed` and `typeMismatch`, 422 for `fileRefused`, 503 for `inspectionFailed`,
+/// `typeNotAllowed` and `typeMismatch`, 422 for `fileRefused` and `metadataNotStrippable`, 503 for `inspectionFailed`,
 /// 413 for `fileTooLargeToInspect`, 400 for the others).
 public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
     /// The rule that refused.
@@ -26,6 +26,9 @@ public struct RuleRefusal: Error, Sendable, CustomStringConvertible {
         case inspectionFailed
         /// The file is larger than its inspection scans, and such files are refused.
         case fileTooLargeToInspect
+        /// `strip_metadata` found metadata it cannot neutralise in the stream (a HEIC whose
+        /// `meta` box follows its media data, whose Exif bytes already went on).
+        case metadataNotStrippable
     }
 
     /// The rule that refused.

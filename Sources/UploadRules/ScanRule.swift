@@ -1,5 +1,5 @@
-public import Inspection
 import HTTPCore
+public import Inspection
 
 /// `scan:` — each file part of matching type streams to a clamd scanner while it streams
 /// upstream (`FileInspection`); the shell's `InspectionStreams` open the connections.
@@ -21,7 +21,10 @@ public final class ScanRule: FileInspection {
     /// `oversize`: a file over the scanner's `max_bytes`.
     public let oversize: Policy
 
-    public init(scanner: ClamdSettings, types: [String] = ["*/*"], onError: Policy = .reject, oversize: Policy = .reject) {
+    public init(
+        scanner: ClamdSettings, types: [String] = ["*/*"], onError: Policy = .reject,
+        oversize: Policy = .reject
+    ) {
         self.scanner = scanner
         self.types = types
         self.onError = onError

@@ -34,7 +34,7 @@ struct StripPieces: ByteSink {
     }
 
     /// Calls `body` with each piece, in order.
-    func forEach(_ body: (UnsafeRawBufferPointer) -> Void) {
+    func visit(_ body: (UnsafeRawBufferPointer) -> Void) {
         scratch.withUnsafeBytes { scratchBytes in
             for piece in pieces {
                 let source = piece.inScratch ? scratchBytes : input

@@ -86,6 +86,11 @@ func runCheck(_ arguments: [String]) -> Never {
         fail("\(configPath): route \(route.name): tus.store: \(problem)")
     }
     for warning in config.warnings { print("warning: \(warning)") }
+    for scanner in config.scanners.values.sorted(by: { $0.name < $1.name }) {
+        for warning in ConfigLoader.scannerWarnings(scanner) {
+            print("warning: scanners.clamd.\(scanner.name): \(warning)")
+        }
+    }
     print("\(configPath): ok (\(config.routes.count) routes, upstream \(config.upstream))")
     exit(0)
 }

@@ -22,7 +22,8 @@ import Testing
         if secondPart { parts.insert(("clean", try rig.file("clean.bin", count: 1 << 20)), at: 0) }
         let answer = try rig.upload(path, parts, http2: http2)
         #expect(answer.status == 422, "\(answer.body.prefix(300))")
-        #expect(answer.body.contains(eicarSignature), "the body names the signature: \(answer.body.prefix(300))")
+        #expect(
+            answer.body.contains(eicarSignature), "the body names the signature: \(answer.body.prefix(300))")
         let line = rig.logLine(1)
         #expect(line?["status"] as? Int == 422)
         #expect(scanResults(line).last == "infected:\(eicarSignature)", "\(String(describing: line))")

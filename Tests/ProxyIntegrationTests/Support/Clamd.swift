@@ -75,7 +75,9 @@ final class Clamd: @unchecked Sendable {
         guard let fd = connectUnix(path) else { return false }
         defer { close(fd) }
         let command = Array("zPING\0".utf8)
-        guard command.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == command.count else { return false }
+        guard command.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == command.count else {
+            return false
+        }
         var reply = [UInt8](repeating: 0, count: 16)
         let count = reply.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         return count >= 4 && reply.starts(with: Array("PONG".utf8))

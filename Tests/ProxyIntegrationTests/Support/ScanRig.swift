@@ -8,7 +8,10 @@ struct ScanRig {
     let proxy: ServerProcess
     let files: String
 
-    init(scanner: String, upstream: String, timeout: String = "5s", maxBytes: String = "300MiB", workers: Int = 2)
+    init(
+        scanner: String, upstream: String, timeout: String = "5s", maxBytes: String = "300MiB",
+        workers: Int = 2
+    )
         throws
     {
         files = NSTemporaryDirectory() + "formgate-scan-\(UUID().uuidString)"
@@ -49,8 +52,9 @@ struct ScanRig {
     }
 
     /// Uploads `parts` (field name, file path) to `path` with curl; the status and body.
-    func upload(_ path: String, _ parts: [(String, String)], http2: Bool = false) throws -> (status: Int, body: String)
-    {
+    func upload(_ path: String, _ parts: [(String, String)], http2: Bool = false) throws -> (
+        status: Int, body: String
+    ) {
         var arguments = ["-sS", "-o", "-", "-w", "\n%{http_code}"]
         if http2 { arguments.append("--http2-prior-knowledge") }
         for (name, file) in parts { arguments += ["-F", "\(name)=@\(file)"] }
