@@ -65,6 +65,8 @@ import Testing
             Array("notes: not an image\n".utf8) + SeededRandom.bytes(5000, seed: 0x57A1), as: "notes.bin")
     }
 
+    /// Six images and a file that is no image in one request on a stream route: each image
+    /// stripped in place (no Orientation left either), the other file byte for byte.
     @Test func blankModeOnAStreamRouteStripsEveryFormatInPlace() throws {
         let fixtures = try StripFixtures()
         try Self.expectPrivateOriginals(fixtures, Self.images)
