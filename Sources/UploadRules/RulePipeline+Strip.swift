@@ -9,7 +9,11 @@ extension RulePipeline {
         guard let options = rules.strip, let sniffed, let format = ImageFormat(mediaType: sniffed),
             options.formats.contains(format)
         else { return }
-        stripper = MetadataStripper(format: format, options: options)
+        var chosen = options
+        // A WebP's RIFF size leads the file: cutting a chunk would need it rewritten after it
+        // went on. It is blanked instead (same length, the metadata as gone).
+        if format == .webp, chosen.mode == .remove { chosen.mode = .blank }
+        stripper = MetadataStripper(format: format, options: chosen)
     }
 
     /// The file's bytes through its stripper: what it writes goes on (`emit`).

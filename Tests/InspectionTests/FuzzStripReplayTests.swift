@@ -3,14 +3,15 @@ import HTTPCore
 import Inspection
 import Testing
 
-/// The committed inputs of the FuzzStrip target (Fuzz/Seeds/FuzzStrip, Fuzz/Regressions/FuzzStrip):
-/// each is stripped whole and split at every 7th byte, with the harness's properties — the
+/// The committed inputs of the FuzzStrip target (Fuzz/Seeds/FuzzStrip and
+/// Fuzz/Regressions/FuzzStrip): each is stripped whole and split at every 7th byte, with the harness's properties — the
 /// same output and report, blank mode keeps the length — so a regression found by the fuzzer
 /// stays fixed in `swift test`, not only in `make fuzz`.
 @Suite struct FuzzStripReplayTests {
     static func inputs(_ kind: String) throws -> [(name: String, bytes: [UInt8])] {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz/\(kind)/FuzzStrip")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let directory = root.appendingPathComponent("Fuzz/\(kind)/FuzzStrip")
         return try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { !$0.hasPrefix(".") }.sorted()
             .map { ($0, [UInt8](try Data(contentsOf: directory.appendingPathComponent($0)))) }
