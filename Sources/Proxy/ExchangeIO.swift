@@ -80,7 +80,10 @@ extension ExchangeHost {
         guard let stream = request.stream else { return report(.fileVerdict(request.hold, nil)) }
         let hold = request.hold
         var synchronous = true
-        stream.whenDecided { [unowned self] decision in
+        // The stream lives in the exchange's rules, which may outlive this host (an HTTP/2
+        // stream's): the host is not kept alive for it.
+        stream.whenDecided { [weak self] decision in
+            guard let self, self.isServing else { return }
             self.report(.fileVerdict(hold, decision))
             if !synchronous { self.execute() }
         }
