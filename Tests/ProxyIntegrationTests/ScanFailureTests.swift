@@ -113,6 +113,30 @@ import Testing
         #expect(rig.metric("formgate_scan_total{route=\"/allow\",result=\"error\"}", reaches: 1) == 1)
     }
 
+    /// Over HTTP/2 (h2c), a hung scanner times out the same way: 503 on `/stream` with nothing
+    /// whole upstream, delivered and logged `error` on `/allow`.
+    @Test func aHungScannerOverHTTP2IsRefusedOrAllowed() throws {
+        let (address, scanner) = try Failure.hung.start()
+        defer { withExtendedLifetime(scanner) {} }
+        let upstream = try recordingUpstream()
+        defer { upstream.stop() }
+        let rig = try ScanRig(scanner: address, upstream: upstream.url, timeout: Failure.hung.timeout)
+        defer { rig.stop() }
+        let file = try rig.file("f.bin", count: Self.fileSize, seed: 0x5CAC)
+        let refused = try rig.upload("/stream", [("file", file)], http2: true)
+        #expect(refused.status == 503, "\(refused.body.prefix(300))")
+        #expect(scanResults(rig.logLine(1)) == ["error"], "\(String(describing: rig.logLine(1)))")
+        #expect(deliveries(upstream).isEmpty, "the upstream holds a complete request")
+        let allowed = try rig.upload("/allow", [("file", file)], http2: true)
+        #expect(allowed.status == 200, "\(allowed.body.prefix(300))")
+        #expect(scanResults(rig.logLine(2)) == ["error"], "\(String(describing: rig.logLine(2)))")
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let delivered = deliveries(upstream)
+        #expect(delivered.count == 1)
+        #expect(
+            delivered.last.map { multipartParts($0).last?.bytes == bytes } == true, "the file, byte-exact")
+    }
+
     /// A file over clamd's own `MaxFileSize` (1M, `AlertExceedsMax yes`): clamd answers its
     /// `Heuristics.Limits.Exceeded` "signature", which is not a verdict on the content: 503 on
     /// `/stream` (nothing complete upstream), delivered and logged `error` on `/allow`, never
