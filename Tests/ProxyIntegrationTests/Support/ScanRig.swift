@@ -3,15 +3,16 @@ import Testing
 
 /// A proxy whose routes scan with a scanner at `scanner` (clamd's address, or a fake's), in
 /// front of `upstream`: `/stream` and `/buffer` (`request_body: buffer`) reject failures,
-/// `/allow` passes them (`on_error: allow`, `oversize: allow`).
+/// `/allow` passes them (`on_error: allow`, `oversize: allow`). The scanner `timeout` defaults
+/// to a hang guard: clamd on a busy machine (the suites run in parallel) takes seconds to scan
+/// 64 MiB, and a 5 s timeout turned ScanTests' 422s into 503s.
 struct ScanRig {
     let proxy: ServerProcess
     let files: String
 
     init(
-        scanner: String, upstream: String, timeout: String = "5s", maxBytes: String = "300MiB",
-        workers: Int = 2,
-        connections: Int = 4
+        scanner: String, upstream: String, timeout: String = "60s", maxBytes: String = "300MiB",
+        workers: Int = 2, connections: Int = 4
     ) throws {
         files = NSTemporaryDirectory() + "formgate-scan-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
