@@ -6,19 +6,24 @@ import Foundation
 
 /// A stand-in for clamd that misbehaves, on a Unix socket: it reads a whole `zINSTREAM` scan
 /// (the command, the chunks, the zero length) and then answers `reply` and closes, or (`reply`
-/// nil) never answers and keeps the connection open.
+/// nil) never answers and keeps the connection open. With `held`, every reply waits until
+/// `releaseReplies()`: scans the test can prove are waiting on their verdict.
 final class FakeScanner: @unchecked Sendable {
     let path: String
     var address: String { "unix:" + path }
     private let listener: Int32
     private let reply: [UInt8]?
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var connections: [Int32] = []
     private var stopped = false
+    private var listening = true
+    private var held: Bool
+    private var whole = 0
 
-    init(reply: [UInt8]?) throws {
+    init(reply: [UInt8]?, held: Bool = false) throws {
         path = NSTemporaryDirectory() + "formgate-fake-clamd-\(UUID().uuidString.prefix(8)).sock"
         self.reply = reply
+        self.held = held
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -35,10 +40,35 @@ final class FakeScanner: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Scans read to their zero length so far (whether answered or not).
+    var scansRead: Int { lock.withLock { whole } }
+
+    /// Lets every held reply go, now and from now on.
+    func releaseReplies() {
+        lock.withLock {
+            held = false
+            lock.broadcast()
+        }
+    }
+
+    /// Closes the listener but leaves its path: a connect is then refused (`ECONNREFUSED`), as
+    /// at the socket of a clamd that died without removing it.
+    func refuseConnections() {
+        let open = lock.withLock {
+            defer { listening = false }
+            return listening && !stopped
+        }
+        guard open else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
     func stop() {
         lock.lock()
-        let open = stopped ? [] : connections + [listener]
+        let open = stopped ? [] : connections + (listening ? [listener] : [])
         stopped = true
+        held = false
+        lock.broadcast()
         lock.unlock()
         for fd in open {
             shutdown(fd, Int32(SHUT_RDWR))
@@ -82,6 +112,13 @@ final class FakeScanner: @unchecked Sendable {
                 pending.removeSubrange(..<(4 + length))
             }
         }
+        let answering = lock.withLock {
+            whole += 1
+            while held { lock.wait() }
+            // Stopped while held: the descriptor is closed (and its number may be reused).
+            return !stopped
+        }
+        guard answering else { return }
         guard let reply else {
             // Silent: hold the connection until the peer closes it.
             while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}

@@ -3,17 +3,17 @@ import Testing
 
 /// A proxy whose routes scan with a scanner at `scanner` (clamd's address, or a fake's), in
 /// front of `upstream`: `/stream` and `/buffer` (`request_body: buffer`) reject failures,
-/// `/allow` passes them (`on_error: allow`, `oversize: allow`).
+/// `/allow` passes them (`on_error: allow`, `oversize: allow`). The scanner `timeout` defaults
+/// to a hang guard: clamd on a busy machine (the suites run in parallel) takes seconds to scan
+/// 64 MiB, and a 5 s timeout turned ScanTests' 422s into 503s.
 struct ScanRig {
     let proxy: ServerProcess
     let files: String
 
     init(
-        scanner: String, upstream: String, timeout: String = "5s", maxBytes: String = "300MiB",
-        workers: Int = 2
-    )
-        throws
-    {
+        scanner: String, upstream: String, timeout: String = "60s", maxBytes: String = "300MiB",
+        workers: Int = 2, connections: Int = 4
+    ) throws {
         files = NSTemporaryDirectory() + "formgate-scan-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
         proxy = try startListeners(
@@ -23,7 +23,7 @@ struct ScanRig {
             upstream: \(upstream)
             timeouts: { upstream_response: 120s }
             scanners:
-              clamd: { address: \(scanner), timeout: \(timeout), max_bytes: \(maxBytes), connections: 4 }
+              clamd: { address: \(scanner), timeout: \(timeout), max_bytes: \(maxBytes), connections: \(connections) }
             routes:
               - match: { path: /stream }
                 multipart: { scan: { clamd: default } }
@@ -68,6 +68,29 @@ struct ScanRig {
     func logLine(_ count: Int) -> [String: Any]? {
         let lines = proxy.accessLog(atLeast: count)
         return lines.count >= count ? lines[count - 1] : nil
+    }
+
+    /// A sample of `/metrics` once it equals `expected` (the access-log line of a request is
+    /// written before its metrics are counted), or its last value after 30 s.
+    func metric(_ sample: String, reaches expected: Int) -> Int? {
+        var value: Int?
+        eventually {
+            value = try? proxy.metric(sample)
+            return value == expected
+        }
+        return value
+    }
+
+    /// A sample of `/metrics` as a number (a histogram's `_sum`), nil when absent.
+    func metricValue(_ sample: String) throws -> Double? {
+        let client = try RawClient(
+            port: try #require(proxy.adminPort, "no admin listener in \(proxy.stderr)"))
+        client.send("GET /metrics HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n")
+        let text = String(decoding: try #require(client.readResponse()).body, as: UTF8.self)
+        for entry in text.split(separator: "\n") where entry.hasPrefix(sample + " ") {
+            return Double(entry.dropFirst(sample.count + 1))
+        }
+        return nil
     }
 
     func stop() {
