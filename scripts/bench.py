@@ -66,7 +66,11 @@ BENCH_CASES ("1x 8x small h2-1x h2-8x h2-small"), BENCH_H2_SMALL_REQUESTS (12000
 BENCH_H2LOAD_THREADS (1), BENCH_INSTRUCTION_REQUESTS (3200: the requests counted per candidate by
 scripts/profile/instructions.sh at the end of the profile phase), BENCH_RSS_GIB (1: each of 8 uploads of the memory check; 0
 skips it), BENCH_CROWD (1000: concurrent 2 MiB uploads of the second memory check; 0 skips it), BENCH_TUS (1: the
-resumable row, scripts/bench_tus.py, after the cases; 0 skips it), BENCH_TUS_CHUNK_MIB (8: its PATCH size), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
+resumable row, scripts/bench_tus.py, after the cases; 0 skips it), BENCH_TUS_CHUNK_MIB (8: its PATCH size),
+BENCH_INSPECTION (1: the inspection rows, scripts/bench_inspection.py, after the resumable row: 1 GiB through
+the rules route with clamd `scan` beside the route without it and clamd alone, and a 64 MiB JPEG through the
+rules route with `strip_metadata` beside the rules route; 0 skips them; `scripts/bench_inspection.py` runs
+them alone), BENCH_STRIP_MIB (64) and BENCH_STRIP_UPLOADS (16: the JPEG's size and its uploads per measurement), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
 BENCH_CORRUPT (N: the generator flips one file byte in every Nth upload after hashing; the
 run must then fail), BENCH_BASELINE (a file holding an earlier README bench block to compare
 with, so several runs compare with the same one; default: README.md's block before this run
@@ -75,7 +79,7 @@ the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the
 """
 import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
 
-import bench_tus
+import bench_inspection, bench_tus
 
 # The generator's multipart boundary (scripts/bench/payload: Boundary), for h2load's content type.
 BOUNDARY = "BenchBoundary-7MA4YWxkTrZu0gW-kq9"
@@ -938,6 +942,12 @@ def main():
         verified[1] += big["size"]
         print(f"bench: tus {mib(large_mib)} in {tus['patches']} PATCHes: {tus['value']:,.0f} MB/s, "
               f"proxy CPU {tus['proxy']:.2f} s/GiB, peak RSS {tus['rss']:.1f} MiB", flush=True)
+    inspection = None
+    if "rules" in candidates and "1x" in cases and not partial and os.environ.get("BENCH_INSPECTION", "1") != "0":
+        # The inspection rows (scripts/bench_inspection.py): scan (clamd) and strip_metadata.
+        inspection = bench_inspection.measure(sys.modules[__name__], sink_port, table["1x"][1])
+        verified[0] += inspection["verified"][0]
+        verified[1] += inspection["verified"][1]
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
     h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
@@ -954,7 +964,7 @@ def main():
     against = against_baseline(tables, measured)
     rules_1x = results.get("1x", {}).get("rules")
     rules_figures = dict(value=median_of(rules_1x, "value"), proxy=median_of(rules_1x, "proxy")) if rules_1x else None
-    tus_lines = bench_tus.lines(tus, rules_figures, mib(large_mib))
+    tus_lines = bench_tus.lines(tus, rules_figures, mib(large_mib)) + bench_inspection.lines(inspection, mib(large_mib))
     print("\n".join(tus_lines))
     write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured, profile, against,
                tus_lines)
