@@ -252,6 +252,13 @@ lines += ["## Faults", "",
                            f"{d['kill_head_offset_after_restart']:,} (peak RSS {d['kill_peak_rss_kib_before_kill']:,} "
                            f"KiB before, {d['kill_peak_rss_kib_after_restart']:,} KiB after)"
                            if d and "kill_head_offset_after_restart" in d and "client_cut_at" in d else "")) + ".",
+          "- " + figure("scan-256mib", lambda d: "A clean 256 MiB file scanned by clamd while it streams, "
+                        "byte-exact upstream: "
+                        + (f"peak RSS {d['peak_rss_kib_before']:,} KiB before, {d['peak_rss_kib_after']:,} KiB after"
+                           if d else "")) + "; a stopped, missing, hung or garbage-speaking scanner, clamd's own "
+          "size heuristic and `max_bytes`: 503/413 (or delivered and logged `error`/`skipped` when allowed), never "
+          "`clean`, no whole request upstream (`ScanFailureTests`, `ScanLoadTests`); stripped images judged by "
+          "exiftool, Pillow and dwebp (`StripTests`).",
           "- Half-closing clients get their answer; a FIN before the body is whole is a 499 and the upstream never "
           "sees a closing delimiter. A slow (1 MiB/s) upstream: bounded RSS. Connection cap: clients past it wait, "
           "established ones are served. SIGTERM during a 256 MiB upload: it completes, exit 0.", ""]
