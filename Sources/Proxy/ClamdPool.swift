@@ -49,6 +49,9 @@ final class ClamdPool {
         worker.progressNotifier?.notify()
     }
 
+    /// The worker's loop.
+    var base: EventBase { worker.base }
+
     /// The loop's clock, in milliseconds.
     func now() -> Int64 { monotonicMilliseconds() }
 

@@ -9,8 +9,8 @@ import UploadRules
 /// (`wantsPause`); the loop's progress signal brings it back when they drained below
 /// `lowMark`, or when a decision arrived.
 ///
-/// Fails closed: a refused or broken connection, a write or answer that does not progress
-/// within the scanner's `timeout`, a reply that is not clamd's, an `ERROR` and clamd's own
+/// Fails closed: a refused or broken connection, a write that does not progress within the
+/// scanner's `timeout`, no answer within `timeout` of the file's end, a reply that is not clamd's, an `ERROR` and clamd's own
 /// size-limit heuristic are failures (503, or passed and logged `error` under `on_error:
 /// allow`); only `stream: OK` releases a file. A file over `max_bytes` stops being streamed
 /// and is refused (413) or passed unscanned (`skipped`).
@@ -38,6 +38,8 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
     private var decided: ((HoldDecision?) -> Void)?
     /// When the file ended (for the scan-latency histogram), in loop milliseconds.
     private var endedAt: Int64 = 0
+    /// Fails the scan `timeout` after the file's end if clamd has not answered by then.
+    private var deadline: Timer?
 
     init(rule: ScanRule, pool: ClamdPool, part: PartLogRecord) {
         self.rule = rule
@@ -47,6 +49,7 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
     }
 
     deinit {
+        deadline?.cancel()
         socket?.close()
         if holdsSlot { pool.release() }
     }
@@ -78,10 +81,11 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
         ended = true
         endedAt = pool.now()
         (socket?.output ?? queued!.buffer).add(ClamdStream.end)
-        // clamd answers once it has the whole file: from now on its silence is timed too.
-        socket?.setTimeouts(
-            readMilliseconds: rule.scanner.timeoutMilliseconds,
-            writeMilliseconds: rule.scanner.timeoutMilliseconds)
+        // clamd answers once it has the whole file: within `timeout` of its end, whether the
+        // scan still waits for a connection, for clamd to take the bytes, or for its verdict.
+        let deadline = Timer(base: pool.base) { [weak self] in self?.fail("clamd did not answer in time") }
+        deadline.schedule(milliseconds: rule.scanner.timeoutMilliseconds)
+        self.deadline = deadline
     }
 
     func whenDecided(_ body: @escaping (HoldDecision?) -> Void) {
@@ -121,9 +125,7 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
             pool.progressed()
             return
         }
-        if events.contains(.timeout) {
-            return fail(ended ? "clamd did not answer in time" : "clamd stopped taking the file")
-        }
+        if events.contains(.timeout) { return fail("clamd stopped taking the file") }
         if events.contains(.endOfFile) {
             return judge(reader.finish())
         }
@@ -203,6 +205,8 @@ final class ClamdScan: InspectionStream, @unchecked Sendable {
     private func decide(_ decision: HoldDecision, log: String) {
         self.decision = decision
         logValue = log
+        deadline?.cancel()
+        deadline = nil
         if ended, log != "skipped" { pool.scanned(milliseconds: pool.now() - endedAt) }
         socket?.close()
         socket = nil
