@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "Resumable", targets: ["Resumable"]),
         // Metadata-strip transforms and the clamd codec (for the strip fuzz target).
         .library(name: "Inspection", targets: ["Inspection"]),
+        // The Redis protocol (RESP2) codec.
+        .library(name: "SharedState", targets: ["SharedState"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),
@@ -46,6 +48,7 @@ let package = Package(
             name: "Resumable", dependencies: ["HTTPCore", "HTTP1", "CCrypto", "MultipartEncoding"],
             swiftSettings: strict),
         .target(name: "Inspection", dependencies: ["HTTPCore", "CZlib"], swiftSettings: strict),
+        .target(name: "SharedState", dependencies: ["HTTPCore"], swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
@@ -103,6 +106,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "InspectionTests", dependencies: ["Inspection", "HTTPCore"], swiftSettings: strict),
+        .testTarget(
+            name: "SharedStateTests", dependencies: ["SharedState", "HTTPCore"], swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
             name: "ResumableTests",
