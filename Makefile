@@ -14,11 +14,13 @@ BUILD_PACKAGES := pkg-config libevent-dev libssl-dev libmagic-dev zlib1g-dev lib
 # SDK venv below. The inspection tests start Debian's clamd (clamav-daemon; each test writes
 # its own one-signature database, freshclam never runs) and judge stripped images with
 # exiftool, Pillow (python3-pil, python3-piexif writes the GPS EXIF), dwebp (webp) and
-# heif-enc/heif-convert (libheif-examples).
+# heif-enc/heif-convert (libheif-examples). The shared-state tests start Debian's redis-server
+# (and moto_server, from the SDK venv, for the S3 tus store).
 TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chromium fonts-liberation \
 	python3 python3-requests python3-werkzeug python3-jwt python3-cryptography python3-venv \
 	python3-h2 python3-httpx nghttp2-client strace \
-	clamav-daemon libimage-exiftool-perl python3-pil python3-piexif webp libheif-examples
+	clamav-daemon libimage-exiftool-perl python3-pil python3-piexif webp libheif-examples \
+	redis-server
 # The Python every script and test runs: Debian's. The Swift tests read FORMGATE_PYTHON.
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)

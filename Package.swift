@@ -70,6 +70,7 @@ let package = Package(
             name: "Config",
             dependencies: [
                 "CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth", "Resumable", "Inspection",
+                "SharedState",
             ],
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),

@@ -49,7 +49,7 @@ public enum ConfigLoader {
 
     static let topKeys: Set<String> = [
         "listen", "workers", "admin", "upstream", "upstream_ca_file", "timeouts", "limits", "access_log",
-        "temp_dir", "underscores_in_headers", "scanners",
+        "temp_dir", "underscores_in_headers", "scanners", "redis",
         "routes",
     ]
 
@@ -60,6 +60,11 @@ public enum ConfigLoader {
         for (key, _, value) in entries where key == "scanners" {
             decoder.scanners = InspectionLoader.decodeScanners(value, key, &decoder)
             config.scanners = decoder.scanners
+        }
+        // Routes with a shared limit or an object-store tus store need it.
+        for (key, _, value) in entries where key == "redis" {
+            decoder.redis = RedisLoader.decodeRedis(value, key, &decoder)
+            config.redis = decoder.redis
         }
         for (key, _, value) in entries {
             switch key {

@@ -1,5 +1,6 @@
 public import Inspection
 public import ProxyCore
+public import SharedState
 
 /// FormGate's configuration after loading: immutable, shared by every worker.
 ///
@@ -39,6 +40,8 @@ public struct ServerConfig: Sendable {
     /// `scanners:` by name (what `multipart.scan` names; `formgate check` compares their
     /// limits with clamd's).
     public var scanners: [String: ClamdSettings] = [:]
+    /// `redis:`: the Redis the replicas share (shared rate limits, tus locks), if any.
+    public var redis: RedisSettings?
     /// What the file loaded with but an operator should hear (`FILE:LINE:COL: key: message`):
     /// JWKS keys that were skipped. `formgate check` prints them; `run` writes them to stderr.
     public var warnings: [String] = []

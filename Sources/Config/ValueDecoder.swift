@@ -1,4 +1,5 @@
 import Inspection
+import SharedState
 
 /// Reads typed values out of YAML nodes, collecting every error with its position and key
 /// path instead of stopping at the first.
@@ -10,6 +11,8 @@ struct ValueDecoder {
     var warnings: [ConfigError] = []
     /// The configured scanners (`scanners:`, decoded before the routes that name them).
     var scanners: [String: ClamdSettings] = [:]
+    /// `redis:`, decoded before the routes that share state through it.
+    var redis: RedisSettings?
 
     mutating func warn(_ mark: SourceMark, _ path: String, _ message: String) {
         warnings.append(
