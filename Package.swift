@@ -63,7 +63,7 @@ let package = Package(
             name: "ProxyCore",
             dependencies: [
                 "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
-                "CCrypto", "Resumable",
+                "CCrypto", "Resumable", "SharedState",
             ],
             swiftSettings: strict),
         .target(

@@ -68,4 +68,6 @@ struct RateLimitSpec {
     var burst: Int?
     var bytesPerMinute: Int64?
     var concurrent: Int?
+    /// `shared: true`: decided in Redis across replicas.
+    var shared = false
 }

@@ -1,4 +1,5 @@
 import ProxyCore
+import SharedState
 
 /// Decodes a route's `rate_limit:` and gives the route its limiter.
 enum RateLimitLoader {
@@ -6,7 +7,7 @@ enum RateLimitLoader {
     static func decodeRateLimit(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder)
         -> RateLimitSpec?
     {
-        let keys: Set<String> = ["requests_per_second", "burst", "bytes_per_minute", "concurrent"]
+        let keys: Set<String> = ["requests_per_second", "burst", "bytes_per_minute", "concurrent", "shared"]
         guard let entries = decoder.mapping(node, path, allowed: keys) else { return nil }
         var spec = RateLimitSpec()
         for (key, _, value) in entries {
@@ -22,6 +23,7 @@ enum RateLimitLoader {
                 }
             case "burst": spec.burst = decoder.int(value, keyPath, range: 1...1_000_000)
             case "concurrent": spec.concurrent = decoder.int(value, keyPath, range: 1...1_000_000)
+            case "shared": spec.shared = decoder.bool(value, keyPath) ?? false
             default:
                 if let size = decoder.size(value, keyPath) {
                     if size > 0 {
@@ -42,7 +44,9 @@ enum RateLimitLoader {
         return spec
     }
 
-    /// `rate_limit:` — one limiter per route, shared by every worker.
+    /// `rate_limit:` — one limiter per route, shared by every worker; with `shared: true` the
+    /// limits are decided in Redis (`redis:` must be configured) and the limiter is the
+    /// per-process fallback of `on_error: local`.
     static func addRateLimit(
         _ spec: RateLimitSpec, _ mark: SourceMark, _ path: String, _ decoder: inout ValueDecoder,
         to route: inout Route
@@ -52,5 +56,13 @@ enum RateLimitLoader {
             concurrent: spec.concurrent)
         if let problem = limit.problem { return decoder.fail(mark, path, problem) }
         route.rateLimiter = ClientLimiter(limit: limit)
+        guard spec.shared else { return }
+        guard let redis = decoder.redis else {
+            return decoder.fail(
+                mark, join(path, "shared"), "shared: true needs redis: (the Redis the replicas share)")
+        }
+        route.sharedLimit = SharedRateLimit(
+            limit: limit, route: route.name, keyPrefix: redis.keyPrefix, onError: redis.onError,
+            timeoutMilliseconds: redis.timeoutMilliseconds)
     }
 }

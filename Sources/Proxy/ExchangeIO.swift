@@ -60,6 +60,22 @@ extension ExchangeHost {
     /// (`Consultation`) and reports the verdict.
     func consult(check index: Int, _ consultation: Consultation) {
         switch consultation {
+        case .sharedLimit(let limit, let client, let declaredBytes):
+            guard let shared = io.worker.sharedLimits else {
+                // `redis:` went away in a reload: the route's own limits decide.
+                return report(.verdict(index: index, .decideLocally))
+            }
+            io.sharedDecision += 1
+            let decision = io.sharedDecision
+            shared.decide(limit, client: client, declaredBytes: declaredBytes) { [weak self] verdict, lease in
+                guard let self, self.isServing, self.io.sharedDecision == decision else {
+                    if let lease { shared.end(lease, bytes: 0) }
+                    return
+                }
+                self.io.sharedLease = lease
+                self.report(.verdict(index: index, verdict))
+                self.execute()
+            }
         case .authService(let service, let request):
             io.authCheck?.cancel()
             io.authCheck = AuthServiceClient(
@@ -116,6 +132,11 @@ final class ExchangeIO {
     var authCheck: AuthServiceClient?
     /// While the rules read the input: file content moved, not copied (`InputLoan`).
     var loan = InputLoan()
+    /// The shared rate limit's slot of the current request, given back when it ends.
+    var sharedLease: SharedLease?
+    /// Numbers the shared-limit decisions asked, so that a late answer to an earlier request is
+    /// recognised (its lease is given back at once).
+    var sharedDecision = 0
 
     init(worker: Worker) {
         self.worker = worker
@@ -193,6 +214,13 @@ final class ExchangeIO {
         fileSpool = nil
     }
 
+    /// The exchange ended, having read `bytes` of its body: its shared-limit slot is given back.
+    func endSharedLease(bytes: Int64) {
+        guard let lease = sharedLease else { return }
+        sharedLease = nil
+        worker.sharedLimits?.end(lease, bytes: bytes)
+    }
+
     /// The exchange ended: its staged bytes and spools go.
     func exchangeFinished() {
         if let stagingBuffer { stagingBuffer.buffer.drain(stagingBuffer.buffer.count) }
@@ -204,6 +232,8 @@ final class ExchangeIO {
     func close() {
         authCheck?.cancel()
         authCheck = nil
+        sharedDecision += 1
+        endSharedLease(bytes: 0)
         if let upstream { worker.pool.discard(upstream) }
         upstream = nil
         spool = nil

@@ -89,6 +89,7 @@ extension ExchangeTransport {
             )
         }
         worker.log(record, client: peer)
+        io?.endSharedLease(bytes: record.bytesIn)
         io?.exchangeFinished()
     }
 }

@@ -103,6 +103,11 @@ final class Metrics: Sendable {
         var scans: [InspectionKey: Int] = [:]
         var stripped: [InspectionKey: Int] = [:]
         var scanDuration = Histogram()
+        /// The shared-state series (`Metrics+Redis`), by worker for `redisUp`.
+        var redisCommands: [String: Int] = [:]
+        var redisDuration = RedisHistogram()
+        var redisUp: [Int: Bool] = [:]
+        var redisUndecided: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -192,6 +197,7 @@ final class Metrics: Sendable {
         Self.renderHistograms(snapshot, into: &out)
         Self.renderTus(snapshot, into: &out)
         Self.renderInspection(snapshot, into: &out)
+        Self.renderRedis(snapshot, into: &out)
         Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
         Self.family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.", into: &out)

@@ -69,6 +69,9 @@ final class Worker {
     private var acceptErrorReport: Timer?
     /// The first worker's look for expired tus uploads (`expireUploads`).
     private var expiryTimer: Timer?
+    /// The worker's side of the shared rate limits (its Redis connections), with `redis:`.
+    private(set) var sharedLimits: SharedLimits?
+    private let index: Int
 
     /// - Parameters:
     ///   - digestPool: the hashing threads every worker shares; without them, large parts are
@@ -82,6 +85,7 @@ final class Worker {
     ) throws(EventLoopError) {
         base = try EventBase()
         self.tusServices = tusServices
+        self.index = index
         self.config = config
         self.settings = Self.settings(config)
         self.log = log
@@ -107,6 +111,9 @@ final class Worker {
         }
         ruleTools.inspectors = Scanners(worker: self)
         settings = withLocalRoutes(settings)
+        if let redis = config.redis {
+            sharedLimits = SharedLimits(settings: redis, worker: self, index: index)
+        }
         if index == 0 {
             let timer = Timer(base: base, repeating: true) { [unowned self] in self.expireUploads() }
             timer.schedule(milliseconds: Self.expiryInterval)
@@ -138,6 +145,12 @@ final class Worker {
             switch command {
             case .reload(let newConfig):
                 config = newConfig
+                if newConfig.redis != sharedLimits?.settings {
+                    sharedLimits?.shutdown()
+                    sharedLimits = newConfig.redis.map {
+                        SharedLimits(settings: $0, worker: self, index: index)
+                    }
+                }
             case .drain:
                 draining = true
                 for listener in listeners { listener.disable() }

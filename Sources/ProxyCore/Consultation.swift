@@ -8,4 +8,8 @@ public enum Consultation: Sendable, Equatable {
     /// Ask the auth service of `check` about `request`; the service's answer becomes the
     /// verdict through `check.verdict(for:request:)`.
     case authService(AuthServiceCheck, CheckRequest)
+    /// Ask Redis for the route's shared rate limit (`SharedRateLimit`) about `client`, whose
+    /// request declared `declaredBytes` (`nil`: unknown). The verdict is `.release` (admitted),
+    /// `.refuse` (429, or 503 under `on_error: deny`) or `.decideLocally` (`on_error: local`).
+    case sharedLimit(SharedRateLimit, client: ClientKey, declaredBytes: Int64?)
 }

@@ -36,10 +36,13 @@ extension Exchange {
         guard outcome == nil, checks.held == id else { return }
         checks.held = nil
         timers.cancel(.verdict(id), &actions)
+        checks.sharedVerdict(verdict, index: id, route: route)
         switch verdict {
-        case .release(let identity, let tally):
-            if let tally { record.tallies.append(tally) }
-            if let identity { checks.established(identity, tallied: tally != nil, record: &record) }
+        case .release, .decideLocally:
+            if case .release(let identity, let tally) = verdict {
+                if let tally { record.tallies.append(tally) }
+                if let identity { checks.established(identity, tallied: tally != nil, record: &record) }
+            }
             guard runChecks(from: id + 1, date: date, now: now, actions: &actions) else {
                 return holdInput(input, &actions)
             }

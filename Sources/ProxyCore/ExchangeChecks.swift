@@ -21,6 +21,20 @@ struct ExchangeChecks {
     var ticket: ClientLimiter.Ticket?
     /// Who sent the request, once a check established it.
     var identity: Identity?
+    /// Where the route's shared limit stands (`rate_limit: { shared: true }`).
+    var shared = SharedPhase.undecided
+
+    /// The shared limit's progress.
+    enum SharedPhase {
+        /// Not asked yet.
+        case undecided
+        /// Asked; the verdict is pending.
+        case asked
+        /// Redis admitted the request.
+        case admitted
+        /// Redis could not decide: the local limiter does (`on_error: local`).
+        case local
+    }
 
     /// Runs the route's checks from `first`, in order, until one holds or refuses, then the
     /// limiter. `declaredBytes` is the body's length when the client declared it.
@@ -45,8 +59,40 @@ struct ExchangeChecks {
                 return .held(index: index, consultation, milliseconds: milliseconds)
             }
         }
+        if let sharedLimit = route?.sharedLimit {
+            switch shared {
+            case .undecided:
+                shared = .asked
+                held = checks.count
+                let consultation = Consultation.sharedLimit(
+                    sharedLimit, client: clientKey(request.client), declaredBytes: declaredBytes)
+                return .held(
+                    index: checks.count, consultation, milliseconds: sharedLimit.timeoutMilliseconds + 1_000)
+            case .admitted:
+                return .admitted
+            case .asked, .local:
+                break
+            }
+        }
         guard let limiter = route?.rateLimiter else { return .admitted }
         return admit(limiter, client: request.client, declaredBytes: declaredBytes, now: now)
+    }
+
+    /// Whose limits the request counts against: the identity the checks established, else the
+    /// client's address.
+    func clientKey(_ client: [UInt8]) -> ClientKey {
+        let subject = identity?.subject ?? ""
+        return subject.isEmpty ? .address(client) : .identity(subject)
+    }
+
+    /// The verdict of hold `index` arrived: when it is the shared limit's, what it decided.
+    mutating func sharedVerdict(_ verdict: Verdict, index: Int, route: Route?) {
+        guard shared == .asked, index == (route?.checks.count ?? 0) else { return }
+        switch verdict {
+        case .release: shared = .admitted
+        case .decideLocally: shared = .local
+        case .refuse, .abort: break
+        }
     }
 
     /// The route's per-client limits, counted under the identity the checks established (else
@@ -54,18 +100,12 @@ struct ExchangeChecks {
     mutating func admit(_ limiter: ClientLimiter, client: [UInt8], declaredBytes: Int64?, now: Int64)
         -> Result
     {
-        let subject = identity?.subject ?? ""
-        let key: ClientKey = subject.isEmpty ? .address(client) : .identity(subject)
-        switch limiter.admit(key: key, declaredBytes: declaredBytes, now: now) {
+        switch limiter.admit(key: clientKey(client), declaredBytes: declaredBytes, now: now) {
         case .admitted(let ticket):
             self.ticket = ticket
             return .admitted
         case .limited(let kind, let seconds):
-            return .refused(
-                Refusal(
-                    status: 429, reason: "rate_limit: over the route's \(kind.configKey) per client",
-                    fields: [.init("Retry-After", String(seconds))], tally: .rateLimited(limit: kind.rawValue)
-                ))
+            return .refused(.rateLimited(kind, retryAfterSeconds: seconds))
         }
     }
 

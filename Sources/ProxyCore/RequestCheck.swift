@@ -66,6 +66,9 @@ public enum Verdict: Sendable, Equatable {
     case refuse(Refusal)
     /// Drop the request: the upstream gets nothing more and the connection closes unanswered.
     case abort
+    /// The outside service could not decide (Redis, for a shared rate limit under `on_error:
+    /// local`): the route's own per-process limiter decides instead.
+    case decideLocally
 }
 
 /// Why a check refused, and what the client gets: a status, a reason naming the rule (never

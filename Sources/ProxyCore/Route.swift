@@ -30,6 +30,7 @@ public struct Route: Sendable {
         var removeHeaders: [String]
         var checks: [any RequestCheck] = []
         var rateLimiter: ClientLimiter? = nil
+        var sharedLimit: SharedRateLimit? = nil
         var authForwarding: AuthForwarding? = nil
         var authMethod: String? = nil
         var local: (any LocalHandler)? = nil
@@ -60,6 +61,7 @@ public struct Route: Sendable {
             copy.rules = rules
             copy.checks = checks
             copy.rateLimiter = rateLimiter
+            copy.sharedLimit = sharedLimit
             copy.authForwarding = authForwarding
             copy.authMethod = authMethod
             copy.local = local
@@ -170,6 +172,15 @@ public struct Route: Sendable {
         _modify {
             own()
             yield &fields.rateLimiter
+        }
+    }
+    /// `rate_limit: { shared: true }`: the limits decided in Redis across replicas
+    /// (`rateLimiter` is then the per-process fallback of `on_error: local`).
+    public var sharedLimit: SharedRateLimit? {
+        _read { yield fields.sharedLimit }
+        _modify {
+            own()
+            yield &fields.sharedLimit
         }
     }
     /// With `auth:`: which request fields never go upstream as sent, and what the identity sets.
