@@ -127,12 +127,13 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ConfigTests",
-            dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable"],
+            dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable", "SharedState"],
             swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore", "HTTPCore", "HTTP1", "MultipartParsing", "UploadRules", "ClientAuth", "CCrypto",
+                "SharedState",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -122,6 +122,13 @@ final class RedisConnection {
         write(command, completion: completion, isSetup: false, to: socket)
     }
 
+    /// A reply did not answer its command (another command's, by its nonce): nothing more on
+    /// this connection can be trusted; it closes and reconnects.
+    func desynchronized() {
+        guard socket != nil, !closed else { return }
+        fail(.protocolError("a reply to another command"), reconnect: true)
+    }
+
     /// Fails `completion` on this loop iteration, after the caller returned.
     private func failLater(_ completion: @escaping Completion, _ failure: RedisFailure) {
         immediate.append((completion, failure))

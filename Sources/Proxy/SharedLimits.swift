@@ -73,6 +73,7 @@ final class SharedLimits: RedisObserver {
         let command = limit.decide(
             client: client, declaredBytes: declaredBytes, nonce: nonce, lease: nonce,
             script: SharedLimitScripts.decide)
+        let connection = connections[next]
         send(command, script: SharedLimitScripts.decide) { [weak self] result in
             guard let self else { return completion(.decideLocally, nil) }
             switch result {
@@ -86,6 +87,9 @@ final class SharedLimits: RedisObserver {
                 case .limited(let kind, let seconds):
                     completion(.refuse(.rateLimited(kind, retryAfterSeconds: seconds)), nil)
                 case nil:
+                    // Not the script's answer to this command: unless Redis said why (an error
+                    // reply), replies and commands no longer match on this connection.
+                    if case .error = reply {} else { connection.desynchronized() }
                     completion(self.undecided(limit, detail: Self.describe(reply)), nil)
                 }
             case .failure(let failure):

@@ -89,6 +89,43 @@ import Testing
         #expect(!refused.isEmpty)
     }
 
+    @Test func theByteBudgetIsSharedAndSettledWithWhatWasRead() throws {
+        let redis = try RedisServer()
+        let upstream = try FakeUpstream(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        let yaml = Self.config(
+            upstream: upstream.url, redis: redis.url, limit: "{ bytes_per_minute: 1000, shared: true }")
+        let a = try startProxy(yaml, workers: 1)
+        let b = try startProxy(yaml, workers: 1)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        func upload(_ port: Int, declared: Int, sent: Int) throws -> Int {
+            let client = try RawClient(port: port)
+            client.send(
+                "POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: \(declared)\r\nConnection: close\r\n\r\n"
+                    + String(repeating: "x", count: sent))
+            if sent < declared { client.shutdownWrite() }
+            let answer = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
+            return Int(answer.dropFirst("HTTP/1.1 ".count).prefix(3)) ?? 0
+        }
+        // 900 reserved, 100 read: the end gives 800 back.
+        #expect(try upload(a.port, declared: 900, sent: 100) != 429)
+        let key = "formgate:rl:{r736861726564.a3132372e302e302e31}:b"
+        #expect(
+            eventually(within: 10) {
+                (Double((try? redis.command(["HGET", key, "a"])) ?? "") ?? 0) >= 850
+            })
+        #expect(try upload(b.port, declared: 800, sent: 800) == 200)
+        // About 100 left in the fleet's budget (refilled at 1000 a minute: a few bytes more).
+        #expect(try upload(a.port, declared: 600, sent: 600) == 429)
+        #expect(try upload(b.port, declared: 600, sent: 600) == 429)
+        let metrics = try Self.metrics(b)
+        #expect(
+            metrics.contains("formgate_rate_limited_total{route=\"shared\",limit=\"bytes\"} 1\n"),
+            "\(metrics)")
+    }
+
     @Test func concurrentHoldsAcrossReplicasAndFreesOnEnd() throws {
         let redis = try RedisServer()
         let upstream = try FakeUpstream(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
@@ -204,5 +241,60 @@ import Testing
                 _ = try? Self.status(a.port)
                 return (try? Self.value(Self.metrics(a), "formgate_redis_up")) == 1
             })
+    }
+}
+
+/// A Redis that lies: every decision fails as `on_error` says (here `deny`: 503), the process
+/// serves on, and a route without a shared limit is untouched.
+@Suite(.serialized) struct SharedRateLimitHostileTests {
+    static func config(upstream: String, redis: String) -> String {
+        """
+        upstream: \(upstream)
+        admin: 127.0.0.1:0
+        redis: { url: "\(redis)", timeout: 2s, on_error: deny }
+        routes:
+          - name: shared
+            match: { path: /upload }
+            rate_limit: { requests_per_second: 1000, shared: true }
+          - name: open
+            match: { path: /open }
+
+        """
+    }
+
+    @Test(arguments: [FakeRedis.Mode.garbage, .closeMidReply, .otherNonce, .errorReply])
+    func aLyingRedisDecidesNothing(_ mode: FakeRedis.Mode) throws {
+        let redis = try FakeRedis(mode)
+        let upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        let proxy = try startProxy(Self.config(upstream: upstream.url, redis: redis.url), workers: 1)
+        defer { proxy.stop() }
+        for _ in 0..<3 { #expect(try SharedRateLimitTests.status(proxy.port) == 503, "\(mode)") }
+        #expect(try SharedRateLimitTests.status(proxy.port, path: "/open") == 200)
+        #expect(redis.decisionsRead >= 1)
+        let metrics = try SharedRateLimitTests.metrics(proxy)
+        #expect(
+            SharedRateLimitTests.value(metrics, "formgate_redis_errors_total{on_error=\"deny\"}") == 3,
+            "\(metrics)")
+        #expect(proxy.process.isRunning)
+    }
+
+    @Test func repliesOutOfOrderAreRecognised() throws {
+        let redis = try FakeRedis(.outOfOrder)
+        let upstream = try FakeUpstream(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        let proxy = try startProxy(Self.config(upstream: upstream.url, redis: redis.url), workers: 1)
+        defer { proxy.stop() }
+        // Two decisions on the one connection: each gets the other's answer.
+        let head =
+            "POST /upload HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        let first = try RawClient(port: proxy.port)
+        first.send(head)
+        #expect(eventually(within: 10) { redis.decisionsRead == 1 })
+        let second = try RawClient(port: proxy.port)
+        second.send(head)
+        for client in [first, second] {
+            let answer = String(decoding: client.readAll(timeout: 30), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 503 "), "\(answer.prefix(120))")
+        }
+        #expect(proxy.process.isRunning)
     }
 }
