@@ -278,6 +278,19 @@ lines += ["## HTTP/2, TLS and auth", "",
           "tampered record (bad_record_mac), renegotiation refused, a record cut short does not hold its worker.",
           "- `AuthHostileTests`: the hostile auth corpus (`Tests/Fixtures/hostile-auth`).", ""]
 
+lines += ["## Shared state (Redis)", "",
+          "Passed in the run above (and in every `make test`), against Debian's redis-server started by the tests "
+          "and a stand-in that lies:", "",
+          "- `SharedRateLimitTests`: two FormGate processes hold one rate, one burst, one byte budget and one "
+          "`concurrent` between them; Redis stopped mid-run: `local` serves from each process's buckets (metric and "
+          "log say so), `deny` answers 503, `allow` passes; Redis back: shared again; Redis frozen (SIGSTOP: the "
+          "kernel accepts, nothing answers): every request is answered after the 50 ms command timeout.",
+          "- `SharedRateLimitHostileTests`: a Redis that answers garbage, closes mid-reply, answers with another "
+          "request's nonce, answers two decisions swapped, or errors: each decision fails as `on_error` says (503 "
+          "under `deny`), nothing crashes, a route without a shared limit is untouched.",
+          "- `SharedRateLimitKeyTests`: JWT subjects made of key syntax (`:`, `*`, braces, line breaks, 81 bytes) "
+          "each count against their own key only.", ""]
+
 cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
 passed = sum(1 for c in conformance["cells"] if c["ok"])
 lines += ["## Conformance matrix", "",
