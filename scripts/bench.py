@@ -536,9 +536,11 @@ def mib(count):
     return f"{count // 1024} GiB" if count % 1024 == 0 else f"{count} MiB"
 
 
-def load(port, mode, conns, size, seed, duration="0", one_seed=False, header=None):
+def load(port, mode, conns, size, seed, duration="0", one_seed=False, header=None, path=None):
     command = [os.path.join(tools, "load"), "-addr", f"127.0.0.1:{port}", "-mode", mode, "-conns", str(conns),
                "-size", str(size), "-seed", str(seed), "-duration", duration, "-sha-cache", os.path.join(tools, "sha256")]
+    if path:
+        command += ["-path", path]
     if header:
         command += ["-header", header]
     if one_seed:
