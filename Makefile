@@ -39,9 +39,10 @@ export FORMGATE_SDK_PYTHON := $(CURDIR)/$(SDK_VENV)/bin/python
 # nginx, haproxy and caddy: the plain proxies FormGate is measured beside (Debian's 1.22, 2.6
 # and 2.6); strace, linux-perf and gcc: the profile phase (syscalls, samples, the allocation
 # counter); valgrind: `make h2-instructions`; clamav-daemon, python3-pil and python3-piexif: the
-# inspection rows (scripts/bench_inspection.py: clamd, and the JPEG it makes).
+# inspection rows (scripts/bench_inspection.py: clamd, and the JPEG it makes); redis-server: the
+# shared rate-limit row (scripts/bench_shared.py).
 BENCH_PACKAGES := nginx haproxy caddy golang-go gnuplot-nox strace linux-perf gcc nghttp2-client valgrind \
-	clamav-daemon python3-pil python3-piexif
+	clamav-daemon python3-pil python3-piexif redis-server
 
 SWIFT_FLAGS := -Xswiftc -warnings-as-errors -Xcc -Werror
 # Release builds also optimise across modules: the hot path crosses HTTPCore, HTTP1, the parser

@@ -70,7 +70,11 @@ resumable row, scripts/bench_tus.py, after the cases; 0 skips it), BENCH_TUS_CHU
 BENCH_INSPECTION (1: the inspection rows, scripts/bench_inspection.py, after the resumable row: 1 GiB through
 the rules route with clamd `scan` beside the route without it and clamd alone, and a 64 MiB JPEG through the
 rules route with `strip_metadata` beside the rules route; 0 skips them; `scripts/bench_inspection.py` runs
-them alone), BENCH_STRIP_MIB (64) and BENCH_STRIP_UPLOADS (16: the JPEG's size and its uploads per measurement), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
+them alone), BENCH_STRIP_MIB (64) and BENCH_STRIP_UPLOADS (16: the JPEG's size and its uploads per measurement),
+BENCH_SHARED (1: the shared rate-limit row, scripts/bench_shared.py, after the inspection rows: the 4 KiB case
+through the rules route with `rate_limit` per process beside the same limit with `shared: true` against a
+redis-server the script starts; req/s, proxy CPU, Redis commands and Redis CPU per request; 0 skips it;
+`scripts/bench_shared.py` runs it alone), BENCH_REDIS_TIMEOUT (1s: its `redis: { timeout }`), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
 BENCH_CORRUPT (N: the generator flips one file byte in every Nth upload after hashing; the
 run must then fail), BENCH_BASELINE (a file holding an earlier README bench block to compare
 with, so several runs compare with the same one; default: README.md's block before this run
@@ -79,7 +83,7 @@ the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the
 """
 import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
 
-import bench_inspection, bench_tus
+import bench_inspection, bench_shared, bench_tus
 
 # The generator's multipart boundary (scripts/bench/payload: Boundary), for h2load's content type.
 BOUNDARY = "BenchBoundary-7MA4YWxkTrZu0gW-kq9"
@@ -536,9 +540,11 @@ def mib(count):
     return f"{count // 1024} GiB" if count % 1024 == 0 else f"{count} MiB"
 
 
-def load(port, mode, conns, size, seed, duration="0", one_seed=False, header=None):
+def load(port, mode, conns, size, seed, duration="0", one_seed=False, header=None, path=None):
     command = [os.path.join(tools, "load"), "-addr", f"127.0.0.1:{port}", "-mode", mode, "-conns", str(conns),
                "-size", str(size), "-seed", str(seed), "-duration", duration, "-sha-cache", os.path.join(tools, "sha256")]
+    if path:
+        command += ["-path", path]
     if header:
         command += ["-header", header]
     if one_seed:
@@ -948,6 +954,12 @@ def main():
         inspection = bench_inspection.measure(sys.modules[__name__], sink_port, table["1x"][1])
         verified[0] += inspection["verified"][0]
         verified[1] += inspection["verified"][1]
+    shared = None
+    if "rules" in candidates and "small" in cases and not partial and os.environ.get("BENCH_SHARED", "1") != "0":
+        # The shared rate-limit row (scripts/bench_shared.py): 4 KiB uploads, per-process limits against Redis.
+        shared = bench_shared.measure(sys.modules[__name__], sink_port, table["small"][1])
+        verified[0] += shared["verified"][0]
+        verified[1] += shared["verified"][1]
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
     h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
@@ -964,7 +976,8 @@ def main():
     against = against_baseline(tables, measured)
     rules_1x = results.get("1x", {}).get("rules")
     rules_figures = dict(value=median_of(rules_1x, "value"), proxy=median_of(rules_1x, "proxy")) if rules_1x else None
-    tus_lines = bench_tus.lines(tus, rules_figures, mib(large_mib)) + bench_inspection.lines(inspection, mib(large_mib))
+    tus_lines = (bench_tus.lines(tus, rules_figures, mib(large_mib)) + bench_inspection.lines(inspection, mib(large_mib))
+                 + bench_shared.lines(shared))
     print("\n".join(tus_lines))
     write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured, profile, against,
                tus_lines)
