@@ -212,6 +212,13 @@ private struct WorkerHandoff: @unchecked Sendable {
     let worker: Worker
 }
 
+/// The monotonic clock in microseconds (for latencies below a millisecond).
+func monotonicMicroseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+}
+
 func monotonicMilliseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)

@@ -32,7 +32,7 @@ enum RedisFailure: Error, Equatable {
 /// What a Redis connection reports to its owner.
 protocol RedisObserver: AnyObject {
     /// A command ended: `result` is `ok`, `error` (an error reply), or a `RedisFailure`'s.
-    func redisCommand(result: String, milliseconds: Int64)
+    func redisCommand(result: String, microseconds: Int64)
     /// The connection came up (its first reply arrived) or went down.
     func redisConnection(up: Bool, detail: String)
 }
@@ -84,6 +84,8 @@ final class RedisConnection {
     private struct Pending {
         var completion: Completion?
         let started: Int64
+        /// When it was written, in microseconds (its latency).
+        let sentMicroseconds: Int64
         let deadline: Int64
         /// AUTH/SELECT/setup: a failure closes the connection.
         let isSetup: Bool
@@ -142,7 +144,7 @@ final class RedisConnection {
         let failed = immediate
         immediate = []
         for (completion, failure) in failed {
-            observer?.redisCommand(result: failure.result, milliseconds: 0)
+            observer?.redisCommand(result: failure.result, microseconds: 0)
             completion(.failure(failure))
         }
     }
@@ -159,12 +161,15 @@ final class RedisConnection {
     ) {
         var sink = socket.output
         RESPCommand.write(command, into: &sink)
-        let now = monotonicMilliseconds()
+        let micro = monotonicMicroseconds()
+        let now = micro / 1_000
         // The connection's own commands are not on a request's path: they may take longer.
         let timeout =
             isSetup ? max(settings.timeoutMilliseconds, Self.setupMilliseconds) : settings.timeoutMilliseconds
         pending.append(
-            Pending(completion: completion, started: now, deadline: now + timeout, isSetup: isSetup))
+            Pending(
+                completion: completion, started: now, sentMicroseconds: micro, deadline: now + timeout,
+                isSetup: isSetup))
         armDeadline()
     }
 
@@ -253,7 +258,8 @@ final class RedisConnection {
             guard let completion = entry.completion else { continue }
             let result: String
             if case .error = value { result = "error" } else { result = "ok" }
-            observer?.redisCommand(result: result, milliseconds: monotonicMilliseconds() - entry.started)
+            observer?.redisCommand(
+                result: result, microseconds: monotonicMicroseconds() - entry.sentMicroseconds)
             completion(.success(value))
         }
     }
@@ -274,7 +280,7 @@ final class RedisConnection {
                 // Commands are queued in order with one timeout: the rest are due later.
                 guard entry.deadline <= now else { break }
                 pending[index].completion = nil
-                observer?.redisCommand(result: "timeout", milliseconds: now - entry.started)
+                observer?.redisCommand(result: "timeout", microseconds: (now - entry.started) * 1_000)
                 completion(.failure(.timeout))
                 guard !closed, socket != nil, index < pending.count else { return }
             }
@@ -319,7 +325,7 @@ final class RedisConnection {
         deadlineArmed = false
         if reconnect { scheduleReconnect(detail: failure.detail) }
         for completion in failed {
-            observer?.redisCommand(result: failure.result, milliseconds: 0)
+            observer?.redisCommand(result: failure.result, microseconds: 0)
             completion(.failure(failure))
         }
     }

@@ -195,11 +195,11 @@ final class SharedLimits: RedisObserver {
         }
     }
 
-    func redisCommand(result: String, milliseconds: Int64) {
+    func redisCommand(result: String, microseconds: Int64) {
         worker.metrics.update { state in
             state.redisCommands[result, default: 0] += 1
             if result == "ok" || result == "error" {
-                state.redisDuration.observe(Double(milliseconds) / 1000)
+                state.redisDuration.observe(Double(microseconds) / 1_000_000)
             }
         }
     }
