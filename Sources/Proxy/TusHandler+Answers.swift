@@ -30,11 +30,14 @@ extension TusHandler {
     /// 404: no such upload for this identity (expired, deleted, never created, someone else's).
     func notFound() -> LocalAnswer { refusal(404, "no such upload", nil) }
 
-    /// A store call failed: 507 when the disk is full, else 500 (logged).
+    /// A store call failed: 507 when the disk is full, 423 when another replica holds the
+    /// upload, else 500 (logged).
     func storeFailure(_ error: StoreError, _ info: UploadInfo?) -> LocalAnswer {
         switch error {
         case .full:
             return refusal(507, "the upload store is full", info)
+        case .locked:
+            return refusal(423, "another request writes this upload now", info)
         case .corrupt(let id, let reason):
             ErrorLog.shared.write(.error, "tus store \(service.directory): upload \(id) unusable: \(reason)")
         case .io(let call, let code):

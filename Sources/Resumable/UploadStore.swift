@@ -56,6 +56,25 @@ public struct StoredAnswer: Equatable, Sendable {
     }
 }
 
+extension StoredAnswer {
+    /// The answer as a store keeps it: `status\ncontent-type or -\n` then the body.
+    public var encoded: [UInt8] {
+        let type = contentType.map { $0.isEmpty || $0.utf8.contains(0x0A) ? "-" : $0 } ?? "-"
+        return Array("\(status)\n\(type)\n".utf8) + body
+    }
+
+    /// Reads what `encoded` wrote; nil when it is not such a record.
+    public static func decode(_ bytes: [UInt8]) -> StoredAnswer? {
+        guard let first = bytes.firstIndex(of: 0x0A),
+            let second = bytes[(first + 1)...].firstIndex(of: 0x0A),
+            let status = TusHeaders.nonNegativeInteger(bytes[..<first]), (100...599).contains(status)
+        else { return nil }
+        let type = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
+        return StoredAnswer(
+            status: Int(status), contentType: type == "-" ? nil : type, body: Array(bytes[(second + 1)...]))
+    }
+}
+
 /// Why a store call failed.
 public enum StoreError: Error, Equatable, Sendable {
     /// No space left (ENOSPC, EDQUOT): 507.
@@ -64,4 +83,6 @@ public enum StoreError: Error, Equatable, Sendable {
     case corrupt(UploadID, String)
     /// Any other failure, with the call and `errno` (500, logged).
     case io(String, Int32)
+    /// Another process writes or deletes the upload now (a shared store's lock is held): 423.
+    case locked
 }
