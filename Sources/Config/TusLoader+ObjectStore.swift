@@ -3,7 +3,7 @@ import Resumable
 
 extension TusLoader {
     /// `store: { s3: { endpoint, bucket, region, prefix, access_key, secret_key (or
-    /// secret_key_file), session_token, part_size } }`. Needs the top-level `redis:` (the lock
+    /// secret_key_file), session_token, part_size, lock_ttl } }`. Needs the top-level `redis:` (the lock
     /// that keeps two replicas from writing one upload).
     static func decodeObjectStore(
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder
@@ -16,7 +16,7 @@ extension TusLoader {
         let keyPath = join(path, "s3")
         let keys: Set<String> = ConfigLoader.withSecretFiles([
             "endpoint", "bucket", "region", "prefix", "access_key", "secret_key", "session_token",
-            "part_size",
+            "part_size", "lock_ttl",
         ])
         guard let entries = decoder.mapping(s3.value, keyPath, allowed: keys) else { return nil }
         if decoder.redis == nil {
@@ -29,6 +29,7 @@ extension TusLoader {
         var region = "us-east-1"
         var prefix = ""
         var partSize = ObjectStoreSettings.defaultPartSize
+        var lockMilliseconds = ObjectStoreSettings.defaultLockMilliseconds
         for (key, _, value) in entries {
             let entryPath = join(keyPath, key)
             switch key {
@@ -70,6 +71,13 @@ extension TusLoader {
                 } else {
                     decoder.fail(value.mark, entryPath, "must be from 5MiB (S3's smallest part) to 1GiB")
                 }
+            case "lock_ttl":
+                guard let milliseconds = decoder.duration(value, entryPath) else { continue }
+                if (1000...600_000).contains(milliseconds) {
+                    lockMilliseconds = milliseconds
+                } else {
+                    decoder.fail(value.mark, entryPath, "must be from 1s to 10m")
+                }
             default:
                 // Credentials: read below, through `secretValue`.
                 continue
@@ -90,10 +98,12 @@ extension TusLoader {
             }
         }
         guard let endpoint, let bucket, let accessKey, let secretKey, decoder.redis != nil else { return nil }
-        return ObjectStoreSettings(
+        var settings = ObjectStoreSettings(
             scheme: endpoint.scheme, host: endpoint.host, port: endpoint.port, bucket: bucket, region: region,
             prefix: prefix, accessKey: accessKey, secretKey: secretKey, sessionToken: sessionToken,
             partSize: partSize)
+        settings.lockMilliseconds = lockMilliseconds
+        return settings
     }
 
     /// S3's bucket naming rules, loosely: 3 to 63 of lower-case letters, digits, `.` and `-`.

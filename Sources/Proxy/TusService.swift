@@ -190,7 +190,8 @@ final class TusServices: @unchecked Sendable {
         let store: any UploadStore
         if let objectStore = tus.objectStore {
             guard let redis else { throw .io("an s3 store needs redis: for its locks", EINVAL) }
-            store = S3UploadStore(settings: objectStore, redis: redis)
+            store = S3UploadStore(
+                settings: objectStore, redis: redis, lockMilliseconds: objectStore.lockMilliseconds)
         } else {
             store = try DirectoryStore(path: name)
         }

@@ -19,10 +19,14 @@ public struct ObjectStoreSettings: Sendable, Equatable, CustomStringConvertible 
     public var sessionToken: String?
     /// The size of every multipart part but the last (at least 5 MiB, S3's minimum).
     public var partSize: Int
+    /// How long an upload's Redis lock lasts unless its holder renews it (milliseconds): how
+    /// long a replica killed mid-PATCH keeps others off the upload.
+    public var lockMilliseconds: Int64 = ObjectStoreSettings.defaultLockMilliseconds
 
     /// S3's smallest part but the last.
     public static let minimumPartSize = 5 << 20
     public static let defaultPartSize = 8 << 20
+    public static let defaultLockMilliseconds: Int64 = 30_000
 
     public init(
         scheme: String, host: String, port: Int, bucket: String, region: String, prefix: String,
