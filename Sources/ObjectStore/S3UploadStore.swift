@@ -23,6 +23,9 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
     let partSize: Int
     /// The writers open in this process (their uncommitted state is what `commit` records).
     private let writers = Mutex<[UploadID: S3UploadWriter]>([:])
+    /// The deliveries this process runs, each under its upload's lock (renewed as it reads),
+    /// with the bytes it read ahead.
+    private let deliveries = Mutex<[UploadID: DeliveryReader]>([:])
 
     /// A store on `settings`' bucket, locking through `redis`. Connects to nothing yet.
     public init(settings: ObjectStoreSettings, redis: RedisSettings, lockMilliseconds: Int64 = 30_000) {
@@ -161,8 +164,22 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
 
     // MARK: Bytes and answers
 
+    /// Reads a complete upload's bytes: a ranged GET of its object. A delivery reads ahead up to
+    /// a part's size per GET (each GET costs a round trip, and moto re-reads the whole object).
     public func read(_ id: UploadID, at offset: Int64, count: Int) throws(StoreError) -> [UInt8] {
         guard count > 0 else { return [] }
+        guard let reader = deliveries.withLock({ $0[id] }) else {
+            return try get(id, at: offset, count: count)
+        }
+        // A delivery whose lock was lost stops: another replica may deliver the upload now.
+        try reader.holding.renew()
+        if let bytes = reader.cached(at: offset, count: count) { return bytes }
+        let bytes = try get(id, at: offset, count: max(count, partSize))
+        reader.keep(bytes, at: offset)
+        return Array(bytes.prefix(count))
+    }
+
+    private func get(_ id: UploadID, at offset: Int64, count: Int) throws(StoreError) -> [UInt8] {
         guard
             let bytes = try client.get(key(id), range: offset...(offset + Int64(count) - 1), maxBytes: count)
         else { throw .io("read: upload \(id) has no complete object", ENOENT) }
@@ -179,6 +196,16 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
 
     public func storeAnswer(_ answer: StoredAnswer, for id: UploadID) throws(StoreError) {
         try client.put(key(id, ".answer"), answer.encoded)
+    }
+
+    public func beginDelivery(_ id: UploadID) throws(StoreError) {
+        let reader = DeliveryReader(holding: try lock.acquire(id))
+        let previous = deliveries.withLock { $0.updateValue(reader, forKey: id) }
+        previous?.holding.release()
+    }
+
+    public func endDelivery(_ id: UploadID) {
+        deliveries.withLock { $0.removeValue(forKey: id) }?.holding.release()
     }
 
     // MARK: Deletion and expiry
@@ -214,5 +241,29 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
             }
         }
         return found
+    }
+}
+
+/// One delivery's claim on its upload and the bytes it read ahead (one delivery thread reads).
+final class DeliveryReader: @unchecked Sendable {
+    let holding: RedisLock.Holding
+    private var window: [UInt8] = []
+    private var start: Int64 = 0
+
+    init(holding: RedisLock.Holding) {
+        self.holding = holding
+    }
+
+    /// `count` bytes at `offset` when the window holds them all (or holds the object's end).
+    func cached(at offset: Int64, count: Int) -> [UInt8]? {
+        let end = start + Int64(window.count)
+        guard offset >= start, offset + Int64(count) <= end else { return nil }
+        let from = Int(offset - start)
+        return Array(window[from..<(from + count)])
+    }
+
+    func keep(_ bytes: [UInt8], at offset: Int64) {
+        window = bytes
+        start = offset
     }
 }

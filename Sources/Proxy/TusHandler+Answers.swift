@@ -155,7 +155,10 @@ extension TusHandler {
         let metrics = metrics
         worker.deliver(info, handler: self, request: operation.request) { outcome in
             guard case .answered(let stored) = outcome, stored.status < 500 else {
-                return service.deliveryEnded(info.id, outcome)
+                return service.submit(info.id) {
+                    service.store.endDelivery(info.id)
+                    service.deliveryEnded(info.id, outcome)
+                }
             }
             service.submit(info.id) {
                 do throws(StoreError) {
@@ -166,6 +169,8 @@ extension TusHandler {
                         "tus store \(service.directory): the answer to upload \(info.id) was not stored: \(error)"
                     )
                 }
+                // The answer is stored: another replica may look now, and finds it.
+                service.store.endDelivery(info.id)
                 metrics.tus(route: route, event: "completed", bytes: 0)
                 service.deliveryEnded(info.id, outcome)
             }

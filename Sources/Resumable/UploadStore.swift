@@ -27,6 +27,19 @@ public protocol UploadStore: AnyObject, Sendable {
     func delete(_ id: UploadID) throws(StoreError)
     /// The uploads whose expiry is at or before `unixSeconds`.
     func expired(at unixSeconds: Int64) throws(StoreError) -> [UploadID]
+    /// Claims the delivery of `id` for this process until `endDelivery`: a store that several
+    /// processes share holds the upload's lock meanwhile (`StoreError.locked` when another
+    /// holds it), so that two replicas never deliver one upload. A store of one process has
+    /// nothing to claim (the default does nothing).
+    func beginDelivery(_ id: UploadID) throws(StoreError)
+    /// Gives back the claim `beginDelivery` took (after the delivery's answer is stored, or
+    /// when it failed); nothing when this process holds none.
+    func endDelivery(_ id: UploadID)
+}
+
+extension UploadStore {
+    public func beginDelivery(_ id: UploadID) throws(StoreError) {}
+    public func endDelivery(_ id: UploadID) {}
 }
 
 /// Appends to one upload's bytes. Not thread-safe: one PATCH at a time owns it.

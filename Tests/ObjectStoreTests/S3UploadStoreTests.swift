@@ -84,6 +84,11 @@ import Testing
         #expect(try store.info(id)?.offset == Int64(data.count))
         #expect(try Self.readAll(store, id, length: data.count) == data, "byte-exact (seed \(seed))")
         #expect(try store.read(id, at: 10, count: 5) == Array(data[10..<15]))
+        // A delivery reads ahead a part at a time: the same bytes.
+        try store.beginDelivery(id)
+        #expect(try Self.readAll(store, id, length: data.count) == data, "read ahead (seed \(seed))")
+        #expect(try store.read(id, at: 10, count: 5) == Array(data[10..<15]))
+        store.endDelivery(id)
         #expect(try store.readDescriptor(id) == nil)
         #expect(try store.answer(id) == nil)
         let answer = StoredAnswer(
@@ -158,6 +163,15 @@ import Testing
         writer.close()
         try Self.patch(replicaB, &info, seededBytes(10, seed: 4)[...])
         #expect(try replicaA.info(id)?.offset == 10)
+        // A delivery holds the upload too: one replica delivers it.
+        try replicaA.beginDelivery(id)
+        #expect(throws: StoreError.locked) { try replicaB.beginDelivery(id) }
+        #expect(throws: StoreError.locked) { _ = try replicaB.open(id) }
+        replicaB.endDelivery(id)
+        #expect(throws: StoreError.locked) { try replicaB.beginDelivery(id) }
+        replicaA.endDelivery(id)
+        try replicaB.beginDelivery(id)
+        replicaB.endDelivery(id)
         try replicaA.delete(id)
     }
 
