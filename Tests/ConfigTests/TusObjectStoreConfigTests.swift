@@ -102,4 +102,24 @@ import Testing
     func badEndpoints(_ text: String) {
         #expect(ObjectStoreSettings.endpoint(text) == nil)
     }
+
+    /// The README's example loads as written (its secret files supplied).
+    @Test func theReadmeExampleLoads() throws {
+        let readme = try String(
+            contentsOf: DeployFilesTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "redis: { url: redis://10.0.0.5:6379/0, password_file"))
+        let end = try #require(readme[start.lowerBound...].range(of: "```"))
+        let directory = NSTemporaryDirectory() + "formgate-readme-s3-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["redis", "s3"] {
+            try "readme-\(name)\n".write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+        }
+        let text = String(readme[start.lowerBound..<end.lowerBound])
+            .replacingOccurrences(of: "/run/secrets", with: directory)
+        let config = try ConfigLoader.load(text: text, file: "README.md").get()
+        let s3 = try #require(config.routes.first?.tus?.objectStore)
+        #expect(s3.bucket == "uploads" && s3.prefix == "tus/" && s3.secretKey == "readme-s3")
+        #expect(s3.partSize == 8 << 20 && s3.lockMilliseconds == 30_000)
+    }
 }
