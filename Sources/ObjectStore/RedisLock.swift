@@ -50,7 +50,8 @@ public final class RedisLock: Sendable {
         }
     }
 
-    let settings: RedisSettings
+    private let current: Mutex<RedisSettings>
+    var settings: RedisSettings { current.withLock { $0 } }
     /// How long a holding lasts without renewal.
     public let ttlMilliseconds: Int64
     private let idle = Mutex<[RedisConnection]>([])
@@ -61,8 +62,20 @@ public final class RedisLock: Sendable {
         "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
     public init(settings: RedisSettings, ttlMilliseconds: Int64 = 30_000) {
-        self.settings = settings
+        current = Mutex(settings)
         self.ttlMilliseconds = ttlMilliseconds
+    }
+
+    /// Connects with `settings` from now on (a reload: a rotated password); idle connections
+    /// made with the old ones are dropped. The key prefix stays (locks held keep their keys).
+    func rotate(to settings: RedisSettings) {
+        var rotated = settings
+        rotated.keyPrefix = self.settings.keyPrefix
+        let changed = current.withLock { old in
+            defer { old = rotated }
+            return old != rotated
+        }
+        if changed { idle.withLock { $0.removeAll() } }
     }
 
     func key(_ id: UploadID) -> String { "\(settings.keyPrefix)tus-lock:\(id.hex)" }
@@ -87,7 +100,9 @@ public final class RedisLock: Sendable {
 
     /// Runs one command on an idle connection (or a new one).
     func run(_ arguments: [String]) throws(StoreError) -> RESPValue {
-        let connection = idle.withLock { $0.popLast() } ?? RedisConnection(settings: settings)
+        let settings = settings
+        let connection =
+            idle.withLock { $0.popLast() } ?? RedisConnection(settings: settings)
         let reply: RESPValue
         do throws(RedisFailure) {
             reply = try connection.command(arguments)

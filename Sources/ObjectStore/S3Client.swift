@@ -15,14 +15,10 @@ import UploadRules
 /// Errors never carry a signature, a secret or a session token: the S3 error code and the
 /// HTTP status, or the failed call and `errno`.
 final class S3Client: Sendable {
-    /// What a call that S3 refused says: its `Code` and the HTTP status.
-    struct Refusal: Error {
-        var status: Int
-        var code: String
-    }
-
+    /// Where the bucket is (its credentials are `signing`'s: they may be rotated).
     let settings: ObjectStoreSettings
-    private let signer: SigV4Signer
+    /// The signer and session token requests are sent with now.
+    private let signing: Mutex<(signer: SigV4Signer, sessionToken: String?)>
     private let pool = Mutex<[HTTPExchange]>([])
     /// Each connection, send and receive: milliseconds.
     static let timeoutMilliseconds: Int64 = 30_000
@@ -30,8 +26,20 @@ final class S3Client: Sendable {
 
     init(settings: ObjectStoreSettings) {
         self.settings = settings
-        signer = SigV4Signer(
-            region: settings.region, accessKey: settings.accessKey, secretKey: settings.secretKey)
+        signing = Mutex(
+            (
+                SigV4Signer(
+                    region: settings.region, accessKey: settings.accessKey, secretKey: settings.secretKey),
+                settings.sessionToken
+            ))
+    }
+
+    /// Signs the next requests with the credentials of `rotated` (a reload that read a rotated
+    /// secret file); its endpoint, bucket and region are this client's.
+    func rotate(to rotated: ObjectStoreSettings) {
+        let signer = SigV4Signer(
+            region: settings.region, accessKey: rotated.accessKey, secretKey: rotated.secretKey)
+        signing.withLock { $0 = (signer, rotated.sessionToken) }
     }
 
     /// The request's path: `/bucket/key`, SigV4-encoded (the key's slashes kept).
@@ -54,7 +62,8 @@ final class S3Client: Sendable {
         var headers: [(String, String)] = [
             ("host", settings.hostHeader), ("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash),
         ]
-        if let token = settings.sessionToken { headers.append(("x-amz-security-token", token)) }
+        let (signer, sessionToken) = signing.withLock { $0 }
+        if let token = sessionToken { headers.append(("x-amz-security-token", token)) }
         headers += extra
         let authorization = signer.authorization(
             method: method, path: target, query: query, headers: headers, payloadHash: payloadHash,

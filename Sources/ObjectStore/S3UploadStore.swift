@@ -35,6 +35,14 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
         partSize = max(settings.partSize, 1)
     }
 
+    /// Takes the credentials of `settings` (a reload after a rotated secret file) for the next
+    /// S3 requests, and `redis` (a rotated password) for the next lock connections. What names
+    /// the store (endpoint, bucket, prefix) is the same; its part size and lock time stay.
+    public func rotate(to settings: ObjectStoreSettings, redis: RedisSettings) {
+        client.rotate(to: settings)
+        lock.rotate(to: redis)
+    }
+
     func key(_ id: UploadID, _ suffix: String = "") -> String { prefix + id.hex + suffix }
 
     func tailKey(_ id: UploadID, start: Int64) -> String { key(id, ".tail.\(start)") }

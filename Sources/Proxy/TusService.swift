@@ -183,10 +183,16 @@ final class TusServices: @unchecked Sendable {
     }
 
     /// The service of `tus`'s store, created (a directory store's directory with it) on first
-    /// use. An object store locks through `redis`, which it needs.
+    /// use. An object store locks through `redis`, which it needs; an existing one takes the
+    /// credentials given (a reload may have read rotated secret files).
     func service(_ tus: TusSettings, redis: RedisSettings?) throws(StoreError) -> TusService {
         let name = tus.store
-        if let existing = services.withLock({ $0[name] }) { return existing }
+        if let existing = services.withLock({ $0[name] }) {
+            if let objectStore = tus.objectStore, let redis, let store = existing.store as? S3UploadStore {
+                store.rotate(to: objectStore, redis: redis)
+            }
+            return existing
+        }
         let store: any UploadStore
         if let objectStore = tus.objectStore {
             guard let redis else { throw .io("an s3 store needs redis: for its locks", EINVAL) }

@@ -237,3 +237,20 @@ import Testing
         #expect(try Self.readAll(store, id, length: data.count) == data, "seed 31007")
     }
 }
+
+/// A reload's rotated settings reach a store that exists already.
+@Suite struct S3UploadStoreRotationTests {
+    @Test func theLockFollowsRotatedRedisSettings() throws {
+        let servers = try StoreServers()
+        var wrong = servers.redisSettings
+        wrong.address = .tcp(host: "127.0.0.1", port: try freePort())
+        let store = S3UploadStore(settings: servers.settings(prefix: "t8/"), redis: wrong)
+        let id = UploadID.random()
+        #expect(throws: StoreError.self) { _ = try store.lock.acquire(id) }
+        store.rotate(to: servers.settings(prefix: "t8/"), redis: servers.redisSettings)
+        let holding = try store.lock.acquire(id)
+        #expect(try store.lock.run(["EXISTS", store.lock.key(id)]) == .integer(1))
+        holding.release()
+        #expect(try store.lock.run(["EXISTS", store.lock.key(id)]) == .integer(0))
+    }
+}
