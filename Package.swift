@@ -49,6 +49,10 @@ let package = Package(
             swiftSettings: strict),
         .target(name: "Inspection", dependencies: ["HTTPCore", "CZlib"], swiftSettings: strict),
         .target(name: "SharedState", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "ObjectStore",
+            dependencies: ["HTTPCore", "CCrypto", "Resumable", "SharedState", "UploadRules"],
+            swiftSettings: strict),
         .target(name: "ClientAuth", dependencies: ["HTTPCore", "HTTP1", "CCrypto"], swiftSettings: strict),
         .target(
             name: "UploadRules",
@@ -79,7 +83,7 @@ let package = Package(
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
                 "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2", "Resumable",
-                "Inspection",
+                "Inspection", "ObjectStore", "SharedState",
             ],
             swiftSettings: strict),
         .target(
@@ -110,6 +114,10 @@ let package = Package(
         .testTarget(
             name: "SharedStateTests", dependencies: ["SharedState", "HTTPCore"], swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ObjectStoreTests",
+            dependencies: ["ObjectStore", "Resumable", "SharedState", "HTTPCore", "UploadRules"],
+            swiftSettings: strict),
         .testTarget(
             name: "ResumableTests",
             dependencies: ["Resumable", "HTTPCore", "HTTP1", "MultipartEncoding", "MultipartParsing"],

@@ -13,6 +13,13 @@ enum TusLoader {
             let keyPath = join(path, key)
             switch key {
             case "store":
+                if case .mapping = value {
+                    if let objectStore = decodeObjectStore(value, keyPath, &decoder) {
+                        settings.objectStore = objectStore
+                        settings.store = objectStore.description
+                    }
+                    continue
+                }
                 guard let store = decoder.string(value, keyPath) else { continue }
                 if store.isEmpty || store.utf8.contains(0) {
                     decoder.fail(value.mark, keyPath, "expected a directory")

@@ -46,7 +46,7 @@ public final class ProxyServer: @unchecked Sendable {
         for route in config.routes {
             guard let tus = route.tus else { continue }
             do throws(StoreError) {
-                _ = try tusServices.service(tus.store)
+                _ = try tusServices.service(tus, redis: config.redis)
             } catch {
                 throw EventLoopError("route \(route.name): tus store \(tus.store): \(error)")
             }
@@ -137,7 +137,7 @@ public final class ProxyServer: @unchecked Sendable {
         for route in config.routes {
             guard let tus = route.tus else { continue }
             do throws(StoreError) {
-                _ = try tusServices.service(tus.store)
+                _ = try tusServices.service(tus, redis: config.redis)
             } catch {
                 ErrorLog.shared.write(.error, "route \(route.name): tus store \(tus.store): \(error)")
             }

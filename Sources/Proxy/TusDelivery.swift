@@ -114,6 +114,16 @@ struct TusDeliveryClient: Sendable {
         var timeout = timeval(tv_sec: TusDelivery.socketTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A store shared by replicas: this one delivers, under the upload's lock, unless another
+        // does now or did (its answer stored).
+        do throws(StoreError) {
+            try store.beginDelivery(id)
+            if let stored = try store.answer(id) { return .answered(stored) }
+        } catch {
+            return error == .locked
+                ? .failed(status: 423, reason: "another replica delivers this upload now")
+                : .failed(status: 500, reason: "the upload's delivery could not be claimed in the store")
+        }
         // A write that fails means the proxy answered early (a rule refused the body): its
         // answer is read all the same.
         if send(head) {

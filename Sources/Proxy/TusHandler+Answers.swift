@@ -30,11 +30,14 @@ extension TusHandler {
     /// 404: no such upload for this identity (expired, deleted, never created, someone else's).
     func notFound() -> LocalAnswer { refusal(404, "no such upload", nil) }
 
-    /// A store call failed: 507 when the disk is full, else 500 (logged).
+    /// A store call failed: 507 when the disk is full, 423 when another replica holds the
+    /// upload, else 500 (logged).
     func storeFailure(_ error: StoreError, _ info: UploadInfo?) -> LocalAnswer {
         switch error {
         case .full:
             return refusal(507, "the upload store is full", info)
+        case .locked:
+            return refusal(423, "another request writes this upload now", info)
         case .corrupt(let id, let reason):
             ErrorLog.shared.write(.error, "tus store \(service.directory): upload \(id) unusable: \(reason)")
         case .io(let call, let code):
@@ -152,7 +155,10 @@ extension TusHandler {
         let metrics = metrics
         worker.deliver(info, handler: self, request: operation.request) { outcome in
             guard case .answered(let stored) = outcome, stored.status < 500 else {
-                return service.deliveryEnded(info.id, outcome)
+                return service.submit(info.id) {
+                    service.store.endDelivery(info.id)
+                    service.deliveryEnded(info.id, outcome)
+                }
             }
             service.submit(info.id) {
                 do throws(StoreError) {
@@ -163,6 +169,8 @@ extension TusHandler {
                         "tus store \(service.directory): the answer to upload \(info.id) was not stored: \(error)"
                     )
                 }
+                // The answer is stored: another replica may look now, and finds it.
+                service.store.endDelivery(info.id)
                 metrics.tus(route: route, event: "completed", bytes: 0)
                 service.deliveryEnded(info.id, outcome)
             }

@@ -1,8 +1,15 @@
 import EventLoop
+import ObjectStore
 import Resumable
+import SharedState
 import Synchronization
 
-/// One tus store shared by every worker and every route that names its directory: the store,
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One tus store shared by every worker and every route that names it (its directory, or its
+/// bucket and prefix): the store,
 /// the threads its disk work runs on, and what must be decided across workers (which request
 /// writes an upload, which delivery runs).
 ///
@@ -12,7 +19,8 @@ import Synchronization
 /// two workers.
 final class TusService: @unchecked Sendable {
     let store: any UploadStore
-    /// The store's directory.
+    /// The store's directory, or an object store's description (never a credential): what the
+    /// log calls it.
     let directory: String
     private let threads: [SerialJobThread]
     private let shared = Mutex(Shared())
@@ -42,9 +50,9 @@ final class TusService: @unchecked Sendable {
         case busy
     }
 
-    init(directory: String, threads count: Int) throws(StoreError) {
-        store = try DirectoryStore(path: directory)
-        self.directory = directory
+    init(store: any UploadStore, name: String, threads count: Int) {
+        self.store = store
+        directory = name
         threads = (0..<max(1, count)).map { SerialJobThread(name: "fg-tus-\($0)") }
     }
 
@@ -164,8 +172,8 @@ final class PatchWork: @unchecked Sendable {
     }
 }
 
-/// The tus services of the server, one per store directory (kept across reloads, so uploads
-/// in flight continue under a new configuration).
+/// The tus services of the server, one per store (kept across reloads, so uploads in flight
+/// continue under a new configuration).
 final class TusServices: @unchecked Sendable {
     private let services = Mutex<[String: TusService]>([:])
     private let threadsPerStore: Int
@@ -174,13 +182,29 @@ final class TusServices: @unchecked Sendable {
         self.threadsPerStore = threadsPerStore
     }
 
-    /// The service of `directory`, created (and the directory with it) on first use.
-    func service(_ directory: String) throws(StoreError) -> TusService {
-        if let existing = services.withLock({ $0[directory] }) { return existing }
-        let created = try TusService(directory: directory, threads: threadsPerStore)
+    /// The service of `tus`'s store, created (a directory store's directory with it) on first
+    /// use. An object store locks through `redis`, which it needs; an existing one takes the
+    /// credentials given (a reload may have read rotated secret files).
+    func service(_ tus: TusSettings, redis: RedisSettings?) throws(StoreError) -> TusService {
+        let name = tus.store
+        if let existing = services.withLock({ $0[name] }) {
+            if let objectStore = tus.objectStore, let redis, let store = existing.store as? S3UploadStore {
+                store.rotate(to: objectStore, redis: redis)
+            }
+            return existing
+        }
+        let store: any UploadStore
+        if let objectStore = tus.objectStore {
+            guard let redis else { throw .io("an s3 store needs redis: for its locks", EINVAL) }
+            store = S3UploadStore(
+                settings: objectStore, redis: redis, lockMilliseconds: objectStore.lockMilliseconds)
+        } else {
+            store = try DirectoryStore(path: name)
+        }
+        let created = TusService(store: store, name: name, threads: threadsPerStore)
         return services.withLock { state in
-            if let existing = state[directory] { return existing }
-            state[directory] = created
+            if let existing = state[name] { return existing }
+            state[name] = created
             return created
         }
     }

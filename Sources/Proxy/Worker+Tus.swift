@@ -19,7 +19,7 @@ extension Worker {
             guard let tus = route.tus else { return route }
             var local = route
             do throws(StoreError) {
-                let service = try tusServices.service(tus.store)
+                let service = try tusServices.service(tus, redis: config.redis)
                 local.local = TusHandler(
                     service: service, route: route, settings: tus,
                     maxFileBytes: settings.limits.multipart.fileBytes,
@@ -138,7 +138,7 @@ extension Worker {
         var seen: Set<String> = []
         for route in config.routes {
             guard let tus = route.tus, seen.insert(tus.store).inserted,
-                let service = try? tusServices.service(tus.store)
+                let service = try? tusServices.service(tus, redis: config.redis)
             else { continue }
             service.expire(route: route.name, metrics: metrics)
         }

@@ -122,19 +122,12 @@ public final class DirectoryStore: UploadStore, @unchecked Sendable {
 
     public func answer(_ id: UploadID) throws(StoreError) -> StoredAnswer? {
         guard let bytes = try readWhole(file(id, "answer")) else { return nil }
-        // `status\ncontent-type or -\n` then the body.
-        guard let first = bytes.firstIndex(of: 0x0A),
-            let second = bytes[(first + 1)...].firstIndex(of: 0x0A),
-            let status = TusHeaders.nonNegativeInteger(bytes[..<first]), (100...599).contains(status)
-        else { throw .corrupt(id, "bad answer") }
-        let type = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
-        return StoredAnswer(
-            status: Int(status), contentType: type == "-" ? nil : type, body: Array(bytes[(second + 1)...]))
+        guard let answer = StoredAnswer.decode(bytes) else { throw .corrupt(id, "bad answer") }
+        return answer
     }
 
     public func storeAnswer(_ answer: StoredAnswer, for id: UploadID) throws(StoreError) {
-        let type = answer.contentType.map { $0.isEmpty || $0.utf8.contains(0x0A) ? "-" : $0 } ?? "-"
-        try writeAtomically(file(id, "answer"), Array("\(answer.status)\n\(type)\n".utf8) + answer.body)
+        try writeAtomically(file(id, "answer"), answer.encoded)
     }
 
     public func delete(_ id: UploadID) throws(StoreError) {

@@ -1,8 +1,11 @@
 /// A route's `tus:` section: where its uploads are stored, how large and how long they may
 /// live, and how a finished one is delivered upstream.
 public struct TusSettings: Sendable, Equatable {
-    /// `store:` the directory of the embedded store.
+    /// `store:` the directory of the embedded store; for an object store, its description
+    /// (`objectStore.description`), which names its service.
     public var store: String
+    /// `store: { s3: … }`: the bucket the uploads live in (nil: the directory `store`).
+    public var objectStore: ObjectStoreSettings?
     /// `max_size:` `Tus-Max-Size`; a larger `Upload-Length` is 413.
     public var maxSize: Int64
     /// `expire_after:` an unfinished upload is deleted this long after its last PATCH

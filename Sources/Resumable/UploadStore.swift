@@ -27,6 +27,19 @@ public protocol UploadStore: AnyObject, Sendable {
     func delete(_ id: UploadID) throws(StoreError)
     /// The uploads whose expiry is at or before `unixSeconds`.
     func expired(at unixSeconds: Int64) throws(StoreError) -> [UploadID]
+    /// Claims the delivery of `id` for this process until `endDelivery`: a store that several
+    /// processes share holds the upload's lock meanwhile (`StoreError.locked` when another
+    /// holds it), so that two replicas never deliver one upload. A store of one process has
+    /// nothing to claim (the default does nothing).
+    func beginDelivery(_ id: UploadID) throws(StoreError)
+    /// Gives back the claim `beginDelivery` took (after the delivery's answer is stored, or
+    /// when it failed); nothing when this process holds none.
+    func endDelivery(_ id: UploadID)
+}
+
+extension UploadStore {
+    public func beginDelivery(_ id: UploadID) throws(StoreError) {}
+    public func endDelivery(_ id: UploadID) {}
 }
 
 /// Appends to one upload's bytes. Not thread-safe: one PATCH at a time owns it.
@@ -56,6 +69,25 @@ public struct StoredAnswer: Equatable, Sendable {
     }
 }
 
+extension StoredAnswer {
+    /// The answer as a store keeps it: `status\ncontent-type or -\n` then the body.
+    public var encoded: [UInt8] {
+        let type = contentType.map { $0.isEmpty || $0.utf8.contains(0x0A) ? "-" : $0 } ?? "-"
+        return Array("\(status)\n\(type)\n".utf8) + body
+    }
+
+    /// Reads what `encoded` wrote; nil when it is not such a record.
+    public static func decode(_ bytes: [UInt8]) -> StoredAnswer? {
+        guard let first = bytes.firstIndex(of: 0x0A),
+            let second = bytes[(first + 1)...].firstIndex(of: 0x0A),
+            let status = TusHeaders.nonNegativeInteger(bytes[..<first]), (100...599).contains(status)
+        else { return nil }
+        let type = String(decoding: bytes[(first + 1)..<second], as: UTF8.self)
+        return StoredAnswer(
+            status: Int(status), contentType: type == "-" ? nil : type, body: Array(bytes[(second + 1)...]))
+    }
+}
+
 /// Why a store call failed.
 public enum StoreError: Error, Equatable, Sendable {
     /// No space left (ENOSPC, EDQUOT): 507.
@@ -64,4 +96,6 @@ public enum StoreError: Error, Equatable, Sendable {
     case corrupt(UploadID, String)
     /// Any other failure, with the call and `errno` (500, logged).
     case io(String, Int32)
+    /// Another process writes or deletes the upload now (a shared store's lock is held): 423.
+    case locked
 }

@@ -82,7 +82,9 @@ func runCheck(_ arguments: [String]) -> Never {
         }
     }
     for route in config.routes {
-        guard let tus = route.tus, let problem = DirectoryStore.problem(path: tus.store) else { continue }
+        guard let tus = route.tus, tus.objectStore == nil,
+            let problem = DirectoryStore.problem(path: tus.store)
+        else { continue }
         fail("\(configPath): route \(route.name): tus.store: \(problem)")
     }
     for warning in config.warnings { print("warning: \(warning)") }

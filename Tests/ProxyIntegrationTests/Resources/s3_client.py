@@ -9,6 +9,8 @@ s3_client.py ENDPOINT presign BUCKET KEY ACCESS_KEY SECRET_KEY REGION
     prints botocore's generate_presigned_post fields (SigV4) as JSON, for a policy with the
     fields `acl` (["eq", "$acl", "private"]) and `x-amz-meta-tag` (starts-with "trip-") and a
     content-length-range of 1 to 1 MiB.
+s3_client.py ENDPOINT list BUCKET
+    prints {"objects": [keys], "uploads": [keys of multipart uploads in progress]} (every page).
 Credentials default to moto's (any key works there)."""
 import hashlib
 import json
@@ -49,5 +51,12 @@ elif command == "presign":
                     ["content-length-range", 1, 1 << 20]],
         ExpiresIn=600)
     print(json.dumps(post["fields"]))
+elif command == "list":
+    s3, objects, uploads = client(), [], []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=rest[0]):
+        objects += [entry["Key"] for entry in page.get("Contents", [])]
+    for page in s3.get_paginator("list_multipart_uploads").paginate(Bucket=rest[0]):
+        uploads += [entry["Key"] for entry in page.get("Uploads", [])]
+    print(json.dumps({"objects": objects, "uploads": uploads}))
 else:
     sys.exit(f"unknown command {command}")
