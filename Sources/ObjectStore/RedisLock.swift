@@ -54,7 +54,7 @@ public final class RedisLock: Sendable {
     var settings: RedisSettings { current.withLock { $0 } }
     /// How long a holding lasts without renewal.
     public let ttlMilliseconds: Int64
-    private let idle = Mutex<[RedisConnection]>([])
+    private let idle = Mutex<[BlockingRedisConnection]>([])
 
     static let renewScript =
         "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
@@ -102,7 +102,7 @@ public final class RedisLock: Sendable {
     func run(_ arguments: [String]) throws(StoreError) -> RESPValue {
         let settings = settings
         let connection =
-            idle.withLock { $0.popLast() } ?? RedisConnection(settings: settings)
+            idle.withLock { $0.popLast() } ?? BlockingRedisConnection(settings: settings)
         let reply: RESPValue
         do throws(RedisFailure) {
             reply = try connection.command(arguments)

@@ -96,7 +96,10 @@ import Testing
         let kinds = documents.compactMap { scalar(value($0, "kind")) }
         #expect(kinds == ["ConfigMap", "Deployment", "Service"])
         let embedded = try #require(scalar(value(value(documents[0], "data"), "formgate.yaml")))
-        let config = try ConfigLoader.load(text: embedded, file: "configmap").get()
+        let (stubbed, secrets) = try Self.stubSecrets(embedded)
+        defer { for file in secrets.values { try? FileManager.default.removeItem(atPath: file) } }
+        let config = try ConfigLoader.load(text: stubbed, file: "configmap").get()
+        #expect(config.redis != nil && config.routes.contains { $0.sharedLimit != nil })
         let containers = items(
             value(value(value(value(documents[1], "spec"), "template"), "spec"), "containers"))
         let formgate = try #require(containers.first { scalar(value($0, "name")) == "formgate" })
@@ -119,5 +122,46 @@ import Testing
             scalar(value($0, "targetPort"))
         }
         #expect(target == "\(port(config.listen) ?? 0)")
+        // Every secret file the configuration names is under a volume the container mounts.
+        let mounts = items(value(formgate, "volumeMounts")).compactMap { scalar(value($0, "mountPath")) }
+        #expect(!secrets.isEmpty)
+        for path in secrets.keys {
+            #expect(mounts.contains { path.hasPrefix($0 + "/") }, "\(path) is not mounted")
+        }
+    }
+
+    @Test func composeReplicas() throws {
+        let (stubbed, secrets) = try Self.stubSecrets(text("docker/formgate-replicas.yaml"))
+        defer { for file in secrets.values { try? FileManager.default.removeItem(atPath: file) } }
+        let config = try ConfigLoader.load(text: stubbed, file: "formgate-replicas.yaml").get()
+        #expect(config.redis != nil)
+        #expect(config.routes.contains { $0.sharedLimit != nil })
+        #expect(config.routes.contains { $0.tus?.objectStore != nil })
+        let compose = try text("docker/compose.yaml")
+        for path in secrets.keys {
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            #expect(compose.contains(name), "the secret \(name) is not in compose.yaml")
+        }
+    }
+
+    /// `text` with every `/run/secrets/…` path replaced by a temp file holding a placeholder
+    /// (the deploy files name secrets mounted at run time), and those paths with their files.
+    static func stubSecrets(_ text: String) throws -> (String, [String: String]) {
+        var files: [String: String] = [:]
+        var out = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: "/run/secrets/") {
+            out += rest[..<range.lowerBound]
+            let tail = rest[range.lowerBound...]
+            let path = String(tail.prefix { !$0.isWhitespace && $0 != "," && $0 != "}" && $0 != "\"" })
+            let file = files[path] ?? NSTemporaryDirectory() + "formgate-deploy-secret-\(UUID().uuidString)"
+            if files[path] == nil {
+                try "placeholder-secret".write(toFile: file, atomically: true, encoding: .utf8)
+                files[path] = file
+            }
+            out += file
+            rest = tail.dropFirst(path.count)
+        }
+        return (out + rest, files)
     }
 }

@@ -11,7 +11,7 @@ import SharedState
 ///
 /// Not thread-safe: `RedisLock` keeps a few and hands each to one caller at a time. Errors name
 /// the address, never the password.
-final class RedisConnection: @unchecked Sendable {
+final class BlockingRedisConnection: @unchecked Sendable {
     private let settings: RedisSettings
     private var socket: BlockingSocket?
     private var reader = RESPReader()
