@@ -21,6 +21,8 @@ public final class RedisLock: Sendable {
         /// When it was taken or last renewed (monotonic milliseconds).
         var renewedAt: Int64
         private let owner: RedisLock
+        /// Renewals come from the holder's thread and from a delivery's keeper.
+        private let renewing = Mutex(())
 
         init(id: UploadID, token: String, owner: RedisLock) {
             self.id = id
@@ -33,6 +35,10 @@ public final class RedisLock: Sendable {
         /// `StoreError.locked` when it was lost (expired and taken, or deleted): the holder must
         /// write no more.
         public func renew(force: Bool = false) throws(StoreError) {
+            try renewing.withLock { _ throws(StoreError) in try renewNow(force: force) }
+        }
+
+        private func renewNow(force: Bool) throws(StoreError) {
             let now = RedisLock.now()
             guard force || now - renewedAt >= owner.ttlMilliseconds / 3 else { return }
             // An expired lock may be someone else's already, even if Redis still has ours.

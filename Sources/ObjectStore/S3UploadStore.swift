@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPCore
 public import Resumable
 public import SharedState
@@ -26,6 +27,8 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
     /// The deliveries this process runs, each under its upload's lock (renewed as it reads),
     /// with the bytes it read ahead.
     private let deliveries = Mutex<[UploadID: DeliveryReader]>([:])
+    /// Renews the deliveries' locks while they wait (`startKeeper`), once one began.
+    private let keeper = Mutex<(any DispatchSourceTimer)?>(nil)
 
     /// A store on `settings`' bucket, locking through `redis`. Connects to nothing yet.
     public init(settings: ObjectStoreSettings, redis: RedisSettings, lockMilliseconds: Int64 = 30_000) {
@@ -38,6 +41,10 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
     /// Takes the credentials of `settings` (a reload after a rotated secret file) for the next
     /// S3 requests, and `redis` (a rotated password) for the next lock connections. What names
     /// the store (endpoint, bucket, prefix) is the same; its part size and lock time stay.
+    deinit {
+        keeper.withLock { $0?.cancel() }
+    }
+
     public func rotate(to settings: ObjectStoreSettings, redis: RedisSettings) {
         client.rotate(to: settings)
         lock.rotate(to: redis)
@@ -210,6 +217,28 @@ public final class S3UploadStore: UploadStore, @unchecked Sendable {
         let reader = DeliveryReader(holding: try lock.acquire(id))
         let previous = deliveries.withLock { $0.updateValue(reader, forKey: id) }
         previous?.holding.release()
+        startKeeper()
+    }
+
+    /// Keeps the deliveries' locks while they wait for the upstream's answer (no read renews
+    /// them then): every third of the lock's life, on a timer of its own, until the delivery
+    /// ends. A retried final PATCH on another replica is 423 all that time, never a second
+    /// delivery; only this process dying frees the lock (and the delivery is retried).
+    private func startKeeper() {
+        keeper.withLock { timer in
+            guard timer == nil else { return }
+            let source = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+            let period = max(1, Int(lock.ttlMilliseconds / 3))
+            source.schedule(deadline: .now() + .milliseconds(period), repeating: .milliseconds(period))
+            source.setEventHandler { [weak self] in self?.keepDeliveries() }
+            source.resume()
+            timer = source
+        }
+    }
+
+    private func keepDeliveries() {
+        let held = deliveries.withLock { Array($0.values) }
+        for reader in held { try? reader.holding.renew(force: true) }
     }
 
     public func endDelivery(_ id: UploadID) {

@@ -175,6 +175,28 @@ import Testing
         try replicaA.delete(id)
     }
 
+    @Test func aDeliveryWaitingOnItsUpstreamKeepsItsLock() throws {
+        let servers = try StoreServers()
+        let replicaA = servers.store(prefix: "t6/", lockMilliseconds: 1_500)
+        let replicaB = servers.store(prefix: "t6/", lockMilliseconds: 1_500)
+        let id = UploadID.random()
+        var info = Self.info(id, length: 10)
+        try replicaA.create(info)
+        try Self.patch(replicaA, &info, seededBytes(10, seed: 6)[...])
+        try replicaA.beginDelivery(id)
+        // No read renews it (the upstream has the bytes, its answer is awaited): three lock
+        // lives later, the other replica is still locked out.
+        let start = Date()
+        while Date().timeIntervalSince(start) < 4.5 {
+            #expect(throws: StoreError.locked) { try replicaB.beginDelivery(id) }
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        replicaA.endDelivery(id)
+        try replicaB.beginDelivery(id)
+        replicaB.endDelivery(id)
+        try replicaA.delete(id)
+    }
+
     @Test func aLostLockStopsTheWriter() throws {
         let servers = try StoreServers()
         let store = servers.store(prefix: "t5/")
