@@ -3,6 +3,9 @@ import Resumable
 
 /// Decodes a route's `tus:` section (DESIGN.md, "Resumable uploads").
 enum TusLoader {
+    /// The most parts an S3 multipart upload has.
+    static let maxParts = 10_000
+
     /// `tus: { store, max_size, expire_after, deliver: { path, file_field, fields } }`.
     static func decodeTus(_ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder) -> TusSettings? {
         let keys: Set<String> = ["store", "max_size", "expire_after", "deliver", "trust_forwarded"]
@@ -48,6 +51,15 @@ enum TusLoader {
         }
         if !delivers {
             decoder.fail(node.mark, join(path, "deliver.path"), "a tus route needs deliver: { path: … }")
+        }
+        // S3 takes at most 10,000 parts: `max_size` must fit in them.
+        if let objectStore = settings.objectStore,
+            settings.maxSize > Int64(objectStore.partSize) * Int64(Self.maxParts)
+        {
+            decoder.fail(
+                node.mark, join(path, "max_size"),
+                "\(settings.maxSize) bytes do not fit in S3's 10,000 parts of part_size \(objectStore.partSize): raise part_size to at least \((settings.maxSize + Int64(Self.maxParts) - 1) / Int64(Self.maxParts)) bytes"
+            )
         }
         return settings
     }

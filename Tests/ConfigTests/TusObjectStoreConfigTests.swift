@@ -63,6 +63,22 @@ import Testing
             lines.contains { $0.contains("routes[0].tus.store.s3: an s3 store needs redis:") }, "\(lines)")
     }
 
+    @Test func maxSizeMustFitInTenThousandParts() {
+        let text =
+            "redis: redis://127.0.0.1:6379\n"
+            + Self.route(
+                "endpoint: http://127.0.0.1:9000, bucket: tus, access_key: a, secret_key: b, part_size: 5MiB"
+            )
+            .replacingOccurrences(of: "      deliver:", with: "      max_size: 100GiB\n      deliver:")
+        guard case .failure(let errors) = ConfigLoader.load(text: text, file: "t.yaml") else {
+            Issue.record("accepted 100 GiB in 10,000 parts of 5 MiB")
+            return
+        }
+        let lines = errors.errors.map(\.description)
+        #expect(lines.count == 1 && lines[0].contains("routes[0].tus.max_size"), "\(lines)")
+        #expect(lines[0].contains("raise part_size to at least 10737419 bytes"), "\(lines)")
+    }
+
     @Test func mistakesAreReportedWithTheirPlace() {
         let text =
             "redis: redis://127.0.0.1:6379/0\n"
