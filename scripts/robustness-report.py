@@ -289,7 +289,11 @@ lines += ["## Shared state (Redis)", "",
           "request's nonce, answers two decisions swapped, or errors: each decision fails as `on_error` says (503 "
           "under `deny`), nothing crashes, a route without a shared limit is untouched.",
           "- `SharedRateLimitKeyTests`: JWT subjects made of key syntax (`:`, `*`, braces, line breaks, 81 bytes) "
-          "each count against their own key only.", ""]
+          "each count against their own key only.",
+          "- `TusS3Tests`: two replicas on one bucket (moto's S3 server) and one redis-server: a 256 MiB upload "
+          "begun on one, that replica killed (`kill -9`) mid-PATCH, continued on the other from HEAD's offset, "
+          "delivered byte-exact once; two PATCHes of one upload at once: one 204, the other 423, never "
+          "interleaved; expiry leaves no object and no multipart upload in the bucket.", ""]
 
 cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
 passed = sum(1 for c in conformance["cells"] if c["ok"])
