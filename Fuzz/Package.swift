@@ -42,6 +42,9 @@ let package = Package(
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
+            name: "FuzzRESP", dependencies: [.product(name: "SharedState", package: "FormGate")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
             name: "FuzzStrip",
             dependencies: [
                 .product(name: "Inspection", package: "FormGate"),

@@ -37,7 +37,7 @@ if ! swift build -c release --package-path Fuzz --sanitize=fuzzer -Xswiftc -sani
 fi
 grep -E "warning: .*FormGate|Build complete" "$build_log" || true
 # FUZZ_TARGETS runs some targets only (the report then has their rows only).
-all_targets=(FuzzMultipart FuzzHeaderValues FuzzHTTPHead FuzzChunked FuzzJWT FuzzH2 FuzzTus FuzzStrip)
+all_targets=(FuzzMultipart FuzzHeaderValues FuzzHTTPHead FuzzChunked FuzzJWT FuzzH2 FuzzTus FuzzStrip FuzzRESP)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 for target in "${targets[@]}"; do
     binary=".build/fuzz/release/$target"

@@ -35,7 +35,16 @@ public struct RESPReader: Sendable {
         var position = start
         var elements = 0
         do throws(RESPError) {
-            guard let value = try parse(&position, depth: 0, elements: &elements) else { return nil }
+            guard let value = try parse(&position, depth: 0, elements: &elements) else {
+                // Still arriving: what it holds so far is bounded too.
+                if buffer.count - start > limits.reply {
+                    throw RESPError(.tooLarge, at: consumed + Int64(start))
+                }
+                return nil
+            }
+            guard position - start <= limits.reply else {
+                throw RESPError(.tooLarge, at: consumed + Int64(start))
+            }
             start = position
             if start > 64 << 10, start * 2 > buffer.count {
                 consumed += Int64(start)

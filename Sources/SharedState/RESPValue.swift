@@ -50,11 +50,17 @@ public struct RESPLimits: Sendable, Equatable {
     public var elements = 1024
     /// The deepest nesting of arrays.
     public var depth = 4
+    /// The most bytes one reply takes, all its values together (without it, 1,024 bulk strings
+    /// of a MiB each would be a GiB held for one reply).
+    public var reply = 4 << 20
 
-    public init(line: Int = 4096, bulk: Int = 1 << 20, elements: Int = 1024, depth: Int = 4) {
+    public init(
+        line: Int = 4096, bulk: Int = 1 << 20, elements: Int = 1024, depth: Int = 4, reply: Int = 4 << 20
+    ) {
         self.line = line
         self.bulk = bulk
         self.elements = elements
         self.depth = depth
+        self.reply = reply
     }
 }

@@ -75,6 +75,37 @@ import Testing
         }
     }
 
+    @Test func oneReplyHoldsAtMostItsLimitWhetherWholeOrArriving() {
+        let bulk = "$1048576\r\n" + String(repeating: "z", count: 1 << 20) + "\r\n"
+        let wire = Array((":7\r\n*8\r\n" + String(repeating: bulk, count: 8)).utf8)
+        // Arriving in 64 KiB reads: refused once it holds more than 4 MiB, before the rest.
+        var reader = RESPReader()
+        var thrown: RESPError?
+        var fed = 0
+        var values: [RESPValue] = []
+        reading: while fed < wire.count {
+            let end = min(wire.count, fed + 65_536)
+            Array(wire[fed..<end]).withUnsafeBytes { reader.take($0) }
+            fed = end
+            do throws(RESPError) {
+                while let value = try reader.next() { values.append(value) }
+            } catch {
+                thrown = error
+                break reading
+            }
+        }
+        #expect(values == [.integer(7)])
+        #expect(thrown == RESPError(.tooLarge, at: 4), "\(String(describing: thrown))")
+        #expect(fed <= (4 << 20) + 4 + 2 * 65_536, "refused at \(fed) bytes")
+        // Whole at once: refused the same.
+        #expect(throws: RESPError(.tooLarge, at: 0)) {
+            _ = try Self.replies(Array(wire[4...]), cut: wire.count - 4)
+        }
+        // Below the limit it is read.
+        let small = RESPLimits(reply: 16 << 20)
+        #expect((try? Self.replies(Array(wire[4...]), cut: 100, limits: small))?.count == 1)
+    }
+
     @Test func manyRepliesAcrossManyReadsKeepTheirOrderAndOffsets() throws {
         var reader = RESPReader()
         var seen: [RESPValue] = []
