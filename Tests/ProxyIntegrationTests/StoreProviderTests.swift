@@ -29,7 +29,7 @@ import Testing
         ),
     ])
     func fieldsArriveBeforeTheFileInTheSDKsOrder(provider: String, order: [String]) throws {
-        let upstream = try FakeUpstream(.respond("HTTP/1.1 204 No Content\r\n\r\n"))
+        let upstream = try FakeUpstream(.answer("HTTP/1.1 204 No Content\r\n\r\n"))
         let proxy = try startProxy(
             """
             upstream: \(upstream.url)
