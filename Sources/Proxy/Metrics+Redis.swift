@@ -6,21 +6,9 @@
 /// by what decided them instead: `local`, `allow`, `deny`).
 extension Metrics {
     /// Latency buckets for Redis: a command on a healthy LAN answers in well under a millisecond.
-    struct RedisHistogram {
-        static let bounds: [Double] = [
-            0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1,
-        ]
-        var counts = [Int](repeating: 0, count: bounds.count + 1)
-        var sum = 0.0
-        var total = 0
-
-        mutating func observe(_ seconds: Double) {
-            let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
-            counts[index] += 1
-            sum += seconds
-            total += 1
-        }
-    }
+    static let redisBounds: [Double] = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1,
+    ]
 
     static func renderRedis(_ snapshot: State, into out: inout String) {
         guard !snapshot.redisUp.isEmpty else { return }
@@ -38,15 +26,8 @@ extension Metrics {
             out +=
                 "formgate_redis_errors_total\(labels([("on_error", policy)])) \(snapshot.redisUndecided[policy] ?? 0)\n"
         }
-        let name = "formgate_redis_command_duration_seconds"
-        family(name, "histogram", "Time from writing a Redis command to its reply.", into: &out)
-        let histogram = snapshot.redisDuration
-        var cumulative = 0
-        for (index, bound) in RedisHistogram.bounds.enumerated() {
-            cumulative += histogram.counts[index]
-            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-        }
-        out +=
-            "\(name)_bucket{le=\"+Inf\"} \(histogram.total)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.total)\n"
+        renderHistogram(
+            "formgate_redis_command_duration_seconds", "Time from writing a Redis command to its reply.",
+            snapshot.redisDuration, into: &out)
     }
 }

@@ -5,13 +5,23 @@ import Synchronization
 /// every worker: each request adds to them once, when it ends.
 final class Metrics: Sendable {
     struct Histogram {
-        static let bounds: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
-        var counts = [Int](repeating: 0, count: bounds.count + 1)
+        /// The request-scale buckets (seconds).
+        static let standardBounds: [Double] = [
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+        ]
+        /// The upper bounds of the buckets, in seconds.
+        let bounds: [Double]
+        var counts: [Int]
         var sum = 0.0
         var total = 0
 
+        init(bounds: [Double] = Histogram.standardBounds) {
+            self.bounds = bounds
+            counts = [Int](repeating: 0, count: bounds.count + 1)
+        }
+
         mutating func observe(_ seconds: Double) {
-            let index = Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count
+            let index = bounds.firstIndex { seconds <= $0 } ?? bounds.count
             counts[index] += 1
             sum += seconds
             total += 1
@@ -105,7 +115,7 @@ final class Metrics: Sendable {
         var scanDuration = Histogram()
         /// The shared-state series (`Metrics+Redis`), by worker for `redisUp`.
         var redisCommands: [String: Int] = [:]
-        var redisDuration = RedisHistogram()
+        var redisDuration = Histogram(bounds: Metrics.redisBounds)
         var redisUp: [Int: Bool] = [:]
         var redisUndecided: [String: Int] = [:]
     }
@@ -285,15 +295,21 @@ final class Metrics: Sendable {
                 snapshot.scanDuration
             ),
         ] {
-            family(name, "histogram", help, into: &out)
-            var cumulative = 0
-            for (index, bound) in Histogram.bounds.enumerated() {
-                cumulative += histogram.counts[index]
-                out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-            }
-            out +=
-                "\(name)_bucket{le=\"+Inf\"} \(histogram.total)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.total)\n"
+            renderHistogram(name, help, histogram, into: &out)
         }
+    }
+
+    static func renderHistogram(
+        _ name: String, _ help: String, _ histogram: Histogram, into out: inout String
+    ) {
+        family(name, "histogram", help, into: &out)
+        var cumulative = 0
+        for (index, bound) in histogram.bounds.enumerated() {
+            cumulative += histogram.counts[index]
+            out += "\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        out +=
+            "\(name)_bucket{le=\"+Inf\"} \(histogram.total)\n\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.total)\n"
     }
 
     static func family(_ name: String, _ type: String, _ help: String, into out: inout String) {

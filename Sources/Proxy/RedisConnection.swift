@@ -331,12 +331,8 @@ final class RedisConnection {
     }
 
     private func scheduleReconnect(detail: String) {
-        if up {
-            up = false
-            observer?.redisConnection(up: false, detail: detail)
-        } else {
-            observer?.redisConnection(up: false, detail: detail)
-        }
+        up = false
+        observer?.redisConnection(up: false, detail: detail)
         guard !closed else { return }
         if reconnectTimer == nil {
             reconnectTimer = Timer(base: base) { [weak self] in self?.connect() }

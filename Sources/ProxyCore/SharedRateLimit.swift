@@ -119,13 +119,7 @@ public struct SharedRateLimit: Sendable, Equatable {
             return [lead, UInt8(ascii: "h")]
                 + Array(Hex.encode(SharedLimitScripts.digest(bytes, sha1: false)).utf8)
         }
-        var out: [UInt8] = [lead]
-        out.reserveCapacity(1 + bytes.count * 2)
-        for byte in bytes {
-            out.append(Hex.digits[Int(byte >> 4)])
-            out.append(Hex.digits[Int(byte & 0x0F)])
-        }
-        return out
+        return [lead] + Array(Hex.encode(bytes).utf8)
     }
 
     /// `value` with three decimals (Lua reads it with `tonumber`).
