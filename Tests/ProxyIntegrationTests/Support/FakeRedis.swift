@@ -32,17 +32,7 @@ final class FakeRedis: @unchecked Sendable {
     init(_ mode: Mode) throws {
         self.mode = mode
         path = NSTemporaryDirectory() + "formgate-fake-redis-\(UUID().uuidString.prefix(8)).sock"
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else { throw TestFailure("fake redis: errno \(errno)") }
+        listener = try unixListener(at: path, "fake redis")
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -132,30 +122,17 @@ final class FakeRedis: @unchecked Sendable {
 
     /// One whole command (an array of bulk strings) at the start of `bytes`, and its length.
     private static func command(_ bytes: [UInt8]) -> ([String], Int)? {
-        var index = 0
-        func line() -> String? {
-            var end = index
-            while end + 1 < bytes.count {
-                if bytes[end] == 0x0D && bytes[end + 1] == 0x0A {
-                    let text = String(decoding: bytes[index..<end], as: UTF8.self)
-                    index = end + 2
-                    return text
-                }
-                end += 1
-            }
-            return nil
-        }
-        guard let header = line(), header.hasPrefix("*"), let count = Int(header.dropFirst()) else {
+        var text = CRLFLines(bytes: bytes)
+        guard let header = text.line(), header.hasPrefix("*"), let count = Int(header.dropFirst()) else {
             return nil
         }
         var items: [String] = []
         for _ in 0..<count {
-            guard let size = line(), size.hasPrefix("$"), let length = Int(size.dropFirst()),
-                index + length + 2 <= bytes.count
+            guard let size = text.line(), size.hasPrefix("$"), let length = Int(size.dropFirst()),
+                let item = text.bulk(length)
             else { return nil }
-            items.append(String(decoding: bytes[index..<index + length], as: UTF8.self))
-            index += length + 2
+            items.append(item)
         }
-        return (items, index)
+        return (items, text.index)
     }
 }

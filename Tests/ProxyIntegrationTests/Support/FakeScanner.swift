@@ -24,17 +24,7 @@ final class FakeScanner: @unchecked Sendable {
         path = NSTemporaryDirectory() + "formgate-fake-clamd-\(UUID().uuidString.prefix(8)).sock"
         self.reply = reply
         self.held = held
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else { throw TestFailure("fake scanner: errno \(errno)") }
+        listener = try unixListener(at: path, "fake scanner")
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -126,5 +116,50 @@ final class FakeScanner: @unchecked Sendable {
         }
         _ = reply.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         shutdown(fd, Int32(SHUT_WR))
+    }
+}
+
+/// A listening Unix socket at `path` (the stand-ins' servers), or a `TestFailure` naming `who`.
+func unixListener(at path: String, _ who: String) throws -> Int32 {
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard bound == 0, listen(listener, 64) == 0 else { throw TestFailure("\(who): errno \(errno)") }
+    return listener
+}
+
+/// Reads CRLF-ended lines from a RESP text one after another (the fake and the real Redis's
+/// test clients).
+struct CRLFLines {
+    let bytes: [UInt8]
+    var index = 0
+
+    /// The next line without its CRLF, or nil when it has not all arrived.
+    mutating func line() -> String? {
+        var end = index
+        while end + 1 < bytes.count {
+            if bytes[end] == 0x0D && bytes[end + 1] == 0x0A {
+                let text = String(decoding: bytes[index..<end], as: UTF8.self)
+                index = end + 2
+                return text
+            }
+            end += 1
+        }
+        return nil
+    }
+
+    /// The next `count` bytes and their CRLF, or nil when they have not all arrived.
+    mutating func bulk(_ count: Int) -> String? {
+        guard index + count + 2 <= bytes.count else { return nil }
+        let text = String(decoding: bytes[index..<index + count], as: UTF8.self)
+        index += count + 2
+        return text
     }
 }

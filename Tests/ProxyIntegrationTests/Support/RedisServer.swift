@@ -117,30 +117,14 @@ final class RedisServer: @unchecked Sendable {
     /// are parsed; an array is returned as the text up to the end of what arrived once its
     /// element count of lines is there).
     private static func lastReply(_ bytes: [UInt8], after skip: Int) -> String? {
-        var index = 0
+        var text = CRLFLines(bytes: bytes)
         var seen = 0
-        func line() -> String? {
-            var end = index
-            while end + 1 < bytes.count {
-                if bytes[end] == 0x0D && bytes[end + 1] == 0x0A {
-                    let text = String(decoding: bytes[index..<end], as: UTF8.self)
-                    index = end + 2
-                    return text
-                }
-                end += 1
-            }
-            return nil
-        }
         func reply() -> String? {
-            guard let first = line() else { return nil }
+            guard let first = text.line() else { return nil }
             switch first.first {
             case "$":
                 let length = Int(first.dropFirst()) ?? -1
-                if length < 0 { return "(nil)" }
-                guard index + length + 2 <= bytes.count else { return nil }
-                let text = String(decoding: bytes[index..<index + length], as: UTF8.self)
-                index += length + 2
-                return text
+                return length < 0 ? "(nil)" : text.bulk(length)
             case "*":
                 let count = Int(first.dropFirst()) ?? -1
                 var items: [String] = []
