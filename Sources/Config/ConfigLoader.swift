@@ -130,7 +130,7 @@ public enum ConfigLoader {
         _ node: YAMLNode, _ path: String, _ decoder: inout ValueDecoder, into timeouts: inout Timeouts
     ) {
         let keys: Set<String> = [
-            "header", "idle", "upstream_connect", "upstream_response", "drain", "tls_handshake",
+            "header", "idle", "upstream_connect", "upstream_response", "drain", "tls_handshake", "body_total",
         ]
         for (key, _, value) in decoder.mapping(node, path, allowed: keys) ?? [] {
             guard let milliseconds = decoder.duration(value, join(path, key)) else { continue }
@@ -144,6 +144,7 @@ public enum ConfigLoader {
             case "upstream_connect": timeouts.upstreamConnect = milliseconds
             case "drain": timeouts.drain = milliseconds
             case "tls_handshake": timeouts.tlsHandshake = milliseconds
+            case "body_total": timeouts.bodyTotal = milliseconds
             default: timeouts.upstreamResponse = milliseconds
             }
         }

@@ -16,7 +16,9 @@ extension Exchange {
         switch step {
         case .awaitingEndStream: return
         case .failed(let error): return fail(error, date: date, now: now, actions: &actions)
-        case .ended: request.phase = .done
+        case .ended:
+            request.phase = .done
+            timers.cancel(.bodyTotal, &actions)
         case .answered, .waiting: break
         }
         if local!.responder.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }

@@ -85,6 +85,9 @@ extension Exchange {
             guard now >= due else { return timers.start(.upstreamResponse, at: due, &actions) }
         case .idle:
             return clientIdleTimedOut(date: date, now: now, actions: &actions)
+        case .bodyTotal:
+            // The body ended (or was abandoned) as this fired.
+            if request.phase.bodyRead { return }
         default:
             break
         }
@@ -101,6 +104,10 @@ extension TimerID {
         case .upstreamResponse: ProxyError(.upstreamTimeout, detail: "upstream did not answer in time")
         case .verdict: ProxyError(.verdictTimeout, detail: "a request check did not answer in time")
         case .fileVerdict: ProxyError(.verdictTimeout, detail: "a file inspection did not answer in time")
+        case .bodyTotal:
+            ProxyError(
+                .requestTimeout, detail: "request body not received within timeouts.body_total",
+                limit: "body_total")
         case .header, .idle, .linger, .stall, .streams: nil
         }
     }

@@ -21,6 +21,9 @@ extension Exchange {
             client.activity = now
             timers.start(.idle, at: now + settings.timeouts.idle, &actions)
         }
+        if settings.timeouts.bodyTotal > 0, client.awaitsEndStream || !request.decoder.isComplete {
+            timers.start(.bodyTotal, at: now + settings.timeouts.bodyTotal, &actions)
+        }
         switch HeadChecks.check(head, route: route, framing: request.upstreamFraming, limits: settings.limits)
         {
         case .success(let type): request.bodyType = type
@@ -151,6 +154,7 @@ extension Exchange {
         sink: Sink, levels: BufferLevels, date: [UInt8], now: Int64, actions: inout ActionBuffer
     ) {
         request.phase = .done
+        timers.cancel(.bodyTotal, &actions)
         // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
         // request or a FIN, kept in the input (bounded by the watermark) until the answer.
         let holding: Bool

@@ -71,7 +71,7 @@ extension HTTP1ConnectionStateMachine {
             idleTimedOut(levels, now: now, actions: &actions)
         case .linger:
             close(now: now, actions: &actions)
-        case .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict, .stall, .streams:
+        case .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict, .bodyTotal, .stall, .streams:
             break
         }
         updateIdleTimer(levels, now: now, actions: &actions)

@@ -197,7 +197,7 @@ public struct HTTP2ConnectionStateMachine<Sink: RequestBodySink> {
         case .stall:
             guard stalledSince != nil else { return }
             closeWithGoAway(now: now, &actions)
-        case .linger, .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict:
+        case .linger, .upstreamConnect, .upstreamResponse, .verdict, .fileVerdict, .bodyTotal:
             break
         }
     }

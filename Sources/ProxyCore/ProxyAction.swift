@@ -30,6 +30,8 @@ public enum TimerID: Hashable, Sendable {
     case verdict(Int)
     /// The deadline of the verdict on an inspected file (its hold's number).
     case fileVerdict(Int)
+    /// The whole request body must have arrived by then (`timeouts.body_total`).
+    case bodyTotal
     /// HTTP/2: the connection's output has been held, or a response stuck behind a closed
     /// window, for `timeouts.idle`.
     case stall

@@ -14,6 +14,10 @@ public struct Timeouts: Sendable, Equatable {
     /// A client on a TLS listener must finish its handshake within this (from the accept);
     /// after it, the connection is closed and counted, without an access log line.
     public var tlsHandshake: Int64 = 10_000
+    /// A request body must arrive whole within this, counted from the request's head,
+    /// however steadily it trickles (0: no such limit, the default). Past it: 408, the
+    /// upstream aborted.
+    public var bodyTotal: Int64 = 0
 
     public init() {}
 }

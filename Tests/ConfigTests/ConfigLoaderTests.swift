@@ -70,7 +70,7 @@ import Testing
     @Test func environmentSizesAndDurations() throws {
         let text = """
             upstream: https://${HOST}:8443
-            timeouts: { header: 500ms, idle: 2m, upstream_connect: 1s, upstream_response: 1h }
+            timeouts: { header: 500ms, idle: 2m, upstream_connect: 1s, upstream_response: 1h, body_total: 90s }
             limits: { field_bytes: 16KiB, file_bytes: 2GB, body_bytes: 1024 }
             workers: auto
             """
@@ -80,6 +80,8 @@ import Testing
         #expect(config.timeouts.header == 500)
         #expect(config.timeouts.idle == 120_000)
         #expect(config.timeouts.upstreamResponse == 3_600_000)
+        #expect(config.timeouts.bodyTotal == 90_000)
+        #expect(Timeouts().bodyTotal == 0)
         #expect(config.limits.fieldBytes == 16 * 1024)
         #expect(config.limits.fileBytes == 2_000_000_000)
         #expect(config.limits.bodyBytes == 1024)
