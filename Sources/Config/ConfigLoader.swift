@@ -73,13 +73,7 @@ public enum ConfigLoader {
                     config.listeners = listeners
                 }
             case "admin":
-                if let text = decoder.string(value, key) {
-                    if isAddress(text) {
-                        config.admin = text
-                    } else {
-                        decoder.fail(value.mark, key, "expected HOST:PORT, found '\(text)'")
-                    }
-                }
+                AdminLoader.decode(value, key, &decoder, into: &config)
             case "workers":
                 if case .scalar("auto", _, _) = value {
                     config.workers = 0

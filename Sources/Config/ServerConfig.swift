@@ -18,6 +18,11 @@ public struct ServerConfig: Sendable {
     public var workers = 0
     /// `admin:` the admin listener address, if any.
     public var admin: String?
+    /// `admin.token_file`'s token: every admin request must carry it (`Authorization:
+    /// Bearer`). Never logged, never shown.
+    public var adminToken: String?
+    /// `admin.open_probes`: `/healthz` and `/readyz` answer without the token.
+    public var adminOpenProbes = false
     /// `upstream:` the default upstream.
     public var upstream = UpstreamURL(scheme: .http, host: "127.0.0.1", port: 9000)
     /// `upstream_ca_file:` a PEM file of CAs trusted for https upstreams (default: the

@@ -7,19 +7,38 @@ import Synchronization
 
 /// The admin listener (`admin:`) on its own thread: `/healthz` (the process answers),
 /// `/readyz` (configuration loaded and the upstream accepts a TCP connection), `/metrics`
-/// (Prometheus text format).
+/// (Prometheus text format), the live upload view (`/uploads`, `/uploads/events`, and the page
+/// at `/`: `AdminPage`).
+///
+/// With `admin.token_file`, every request must carry the token (`Authorization: Bearer`, or
+/// RFC 6750's `access_token` query parameter, which is how a browser opens the page): 401
+/// otherwise, compared in constant time. `open_probes` lets `/healthz` and `/readyz` through.
 final class AdminServer: @unchecked Sendable {
+    /// What the admin requests are checked against (replaced on reload).
+    struct Access: Sendable {
+        var token: [UInt8]?
+        var openProbes: Bool
+    }
+
     let base: EventBase
     let metrics: Metrics
     private var listener: Listener?
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     /// The upstream readiness is checked against (replaced on reload).
     let upstream: Mutex<UpstreamURL>
+    let access: Mutex<Access>
+    /// The live view (made on the admin thread when it starts).
+    private(set) var feed: LiveFeed?
+    private let boards: [LiveBoard]
 
-    init(address: SocketAddress, metrics: Metrics, upstream: UpstreamURL) throws(EventLoopError) {
+    init(
+        address: SocketAddress, metrics: Metrics, upstream: UpstreamURL, access: Access, boards: [LiveBoard]
+    ) throws(EventLoopError) {
         base = try EventBase()
         self.metrics = metrics
         self.upstream = Mutex(upstream)
+        self.access = Mutex(access)
+        self.boards = boards
         listener = try Listener(base: base, address: address, reusePort: false) { [unowned self] fd, _ in
             let socket: BufferedSocket
             do throws(EventLoopError) {
@@ -34,78 +53,42 @@ final class AdminServer: @unchecked Sendable {
 
     var address: SocketAddress? { listener?.boundAddress }
 
+    /// Runs the admin loop on the calling thread.
+    func run() {
+        feed = LiveFeed(base: base, boards: boards, clock: { monotonicMilliseconds() })
+        base.run()
+    }
+
     func closed(_ connection: AdminConnection) {
         connections[ObjectIdentifier(connection)] = nil
     }
-}
 
-/// One admin request: read the head, answer, close.
-final class AdminConnection: BufferedSocketDelegate {
-    let socket: BufferedSocket
-    unowned let server: AdminServer
-    var scanner = HeadScanner(limit: 8192)
-    var probe: ReadinessProbe?
-    var answered = false
-
-    init(socket: BufferedSocket, server: AdminServer) {
-        self.socket = socket
-        self.server = server
-        socket.delegate = self
-        socket.setTimeouts(readMilliseconds: 5000, writeMilliseconds: 5000)
-        socket.enable()
-    }
-
-    func socketReadable(_ socket: BufferedSocket) {
-        guard !answered else { return }
-        let bytes: [UInt8]
-        do throws(HTTP1Error) {
-            guard let head = try socket.input.takeHead(&scanner) else { return }
-            bytes = head
-        } catch {
-            return respond(400, "bad request\n")
+    /// Whether `head` may see `path`: no token configured, an open probe, or the token.
+    func authorized(_ head: RequestHead, path: Substring) -> Bool {
+        let access = access.withLock { $0 }
+        guard let token = access.token else { return true }
+        if access.openProbes, path == "/healthz" || path == "/readyz" { return true }
+        if let header = head.headers["Authorization"], header.count > 7,
+            header.prefix(7).lowercased() == "bearer "
+        {
+            return Self.sameSecret(Array(header.utf8.dropFirst(7)), token)
         }
-        guard let head = try? HeadParser.parseRequest(bytes), head.method == "GET" || head.method == "HEAD"
-        else {
-            return respond(400, "bad request\n")
-        }
-        answered = true
-        socket.setReading(false)
-        switch head.path {
-        case "/healthz":
-            respond(200, "ok\n")
-        case "/metrics":
-            respond(200, server.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
-        case "/readyz":
-            let target = server.upstream.withLock { $0 }
-            probe = ReadinessProbe(base: server.base, target: target) { [weak self] ready in
-                self?.respond(ready ? 200 : 503, ready ? "ready\n" : "upstream \(target) unreachable\n")
-                self?.probe = nil
+        if let query = head.target.firstIndex(of: "?").map({ head.target[head.target.index(after: $0)...] }) {
+            for pair in query.split(separator: "&") where pair.hasPrefix("access_token=") {
+                return Self.sameSecret(Array(pair.utf8.dropFirst(13)), token)
             }
-        default:
-            respond(404, "not found: try /healthz, /readyz or /metrics\n")
         }
+        return false
     }
 
-    func socketWritable(_ socket: BufferedSocket) {
-        if answered, probe == nil, socket.output.count == 0 { close() }
-    }
-
-    func socket(_ socket: BufferedSocket, events: SocketEvents) {
-        close()
-    }
-
-    private func respond(_ status: Int, _ body: String, contentType: String = "text/plain; charset=utf-8") {
-        answered = true
-        socket.output.add(
-            "HTTP/1.1 \(status) \(ProxyError.reasonPhrase(status == 503 ? 503 : status))\r\nContent-Type: \(contentType)\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n")
-        socket.output.add(body)
-    }
-
-    private func close() {
-        probe = nil
-        socket.close()
-        server.closed(self)
+    /// Compares in time that depends only on the expected token's length.
+    static func sameSecret(_ presented: [UInt8], _ expected: [UInt8]) -> Bool {
+        var difference = UInt8(presented.count == expected.count ? 0 : 1)
+        for index in 0..<expected.count {
+            let byte = index < presented.count ? presented[index] : 0
+            difference |= byte ^ expected[index]
+        }
+        return difference == 0
     }
 }
 
@@ -142,5 +125,12 @@ final class ReadinessProbe: BufferedSocketDelegate {
         let callback = done
         done = nil
         callback?(ready)
+    }
+}
+
+extension AdminServer.Access {
+    /// The access `config` asks for.
+    init(_ config: ServerConfig) {
+        self.init(token: config.adminToken.map { Array($0.utf8) }, openProbes: config.adminOpenProbes)
     }
 }

@@ -118,6 +118,11 @@ final class ClientConnection: BufferedSocketDelegate {
         execute()
     }
 
+    func publishLive() {
+        guard !closed, let status = machine.exchange?.liveStatus else { return }
+        worker.live.publish(status, client: peerHost, slot: &io.liveSlot, now: now)
+    }
+
     /// Closes the connection (the worker stops).
     func close() {
         guard !closed else { return }

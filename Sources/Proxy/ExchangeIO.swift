@@ -112,6 +112,8 @@ extension ExchangeHost {
 /// actions do to them (`ExchangeTransport`). An HTTP/1.1 connection keeps one across its requests.
 final class ExchangeIO {
     unowned let worker: Worker
+    /// The exchange's record on the worker's live board, while it shows there.
+    var liveSlot: LiveSlot?
     /// The exchange's upstream connection.
     var upstream: UpstreamConnection?
     /// Body bytes read before the upstream connection is ready (made when first written: a

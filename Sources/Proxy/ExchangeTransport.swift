@@ -89,6 +89,7 @@ extension ExchangeTransport {
             )
         }
         worker.log(record, client: peer)
+        worker.liveFinished(record, io: io)
         io?.endSharedLease(bytes: record.bytesIn)
         io?.exchangeFinished()
     }

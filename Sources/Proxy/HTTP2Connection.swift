@@ -194,6 +194,14 @@ final class HTTP2Connection: BufferedSocketDelegate, ServedConnection {
 
     func localProgressed() { handle { $0.localProgressed(streams: self, now: $1, actions: &$2) } }
 
+    func publishLive() {
+        guard !closed else { return }
+        streams.forEachValue { stream in
+            guard let status = machine.liveStatus(stream.id) else { return }
+            worker.live.publish(status, client: peerHost, slot: &stream.io.liveSlot, now: now)
+        }
+    }
+
     /// Closes the connection (the socket failed or ended, or the worker stops).
     func close() { handle { $0.close(now: $1, actions: &$2) } }
 

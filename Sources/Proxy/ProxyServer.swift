@@ -78,7 +78,8 @@ public final class ProxyServer: @unchecked Sendable {
         }
         if let adminListen = config.admin {
             admin = try AdminServer(
-                address: try SocketAddress(parsing: adminListen), metrics: metrics, upstream: config.upstream)
+                address: try SocketAddress(parsing: adminListen), metrics: metrics, upstream: config.upstream,
+                access: AdminServer.Access(config), boards: workers.map(\.live))
         }
     }
 
@@ -109,7 +110,7 @@ public final class ProxyServer: @unchecked Sendable {
     ///   keep running (`stop()` ends them).
     public func start() throws(EventLoopError) {
         if let admin {
-            adminThread = try EventLoopThread.start(name: "formgate-admin") { admin.base.run() }
+            adminThread = try EventLoopThread.start(name: "formgate-admin") { admin.run() }
         }
         for (index, worker) in workers.enumerated() {
             let handoff = WorkerHandoff(worker: worker)
@@ -144,6 +145,7 @@ public final class ProxyServer: @unchecked Sendable {
         }
         for worker in workers { worker.send(.reload(config)) }
         admin?.upstream.withLock { $0 = config.upstream }
+        admin?.access.withLock { $0 = AdminServer.Access(config) }
         metrics.update { $0.reloads += 1 }
     }
 

@@ -9,6 +9,8 @@ protocol ServedConnection: AnyObject {
     func hashingProgressed()
     /// A local responder's work (a tus store job, a delivery) progressed.
     func localProgressed()
+    /// Writes the records of its uploads in flight on the worker's live board.
+    func publishLive()
 }
 
 extension ClientConnection: ServedConnection {}

@@ -307,4 +307,6 @@ struct TusResponder: LocalResponder {
     mutating func end(now: Int64) { operation.end() }
 
     var tusLog: TusLog? { operation.log }
+
+    var live: LocalLive? { operation.live }
 }

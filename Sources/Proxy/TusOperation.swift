@@ -65,6 +65,10 @@ final class TusOperation: @unchecked Sendable {
     private var staged: [UInt8] = []
     /// How many first bytes the type rules still wait for (nil: decided, or nothing to decide).
     private var judgeWindow: Int?
+    /// The upload's offset when this request opened it (the live view adds the bytes read).
+    private var openedOffset: Int64?
+    /// Whether the complete upload is being delivered upstream (the live view's stage).
+    private(set) var delivering = false
 
     init(handler: TusHandler, request: LocalRequest, kind: TusRequest?, locationBase: String) {
         self.handler = handler
@@ -127,6 +131,11 @@ final class TusOperation: @unchecked Sendable {
         default: id = info?.id
         }
         return TusLog(event: nil, id: (info?.id ?? id)?.hex, offset: info?.offset, length: info?.length)
+    }
+
+    /// The upload for the live view, once the store opened it.
+    var live: LocalLive? {
+        info.map { LocalLive(offset: openedOffset ?? $0.offset, length: $0.length, delivering: delivering) }
     }
 
     /// Whether the request's body is an upload's bytes (a PATCH, a creation with upload).
@@ -236,6 +245,7 @@ final class TusOperation: @unchecked Sendable {
             currentAnswer = answer
         case .opened(let opened, let opening):
             info = opened
+            openedOffset = opened.offset
             work = opening
             judgeWindow = handler.judgeWindow(opened)
             if judgeWindow == 0 {
@@ -272,6 +282,7 @@ final class TusOperation: @unchecked Sendable {
 
     /// The upload is complete: deliver it (or join the delivery under way).
     private func deliver(_ complete: UploadInfo) {
+        delivering = true
         handler.deliver(complete, for: self) { [self] outcome in post(.delivered(complete, outcome)) }
     }
 

@@ -58,7 +58,7 @@ final class Worker {
     /// (its signal is the notifier, which needs the worker).
     private(set) var spoolWriter: SpoolWriter!
     private var listeners: [Listener] = []
-    private var clients: [ObjectIdentifier: any ServedConnection] = [:]
+    private(set) var clients: [ObjectIdentifier: any ServedConnection] = [:]
     /// Plain h2c connections whose first bytes are awaited (they count against `maxConnections`).
     private var sniffers: [ObjectIdentifier: PrefaceSniffer] = [:]
     /// TLS connections whose handshake is under way (they count against `maxConnections`).
@@ -69,6 +69,10 @@ final class Worker {
     private var acceptErrorReport: Timer?
     /// The first worker's look for expired tus uploads (`expireUploads`).
     private var expiryTimer: Timer?
+    /// This worker's uploads for the admin's live view (`Worker+Live`).
+    let live = LiveBoard(capacity: Worker.liveCapacity)
+    /// Refreshes `live` (`publishLive`).
+    private var livePublisher: Timer?
     /// The worker's side of the shared rate limits (its Redis connections), with `redis:`.
     private(set) var sharedLimits: SharedLimits?
     private let index: Int
@@ -114,6 +118,9 @@ final class Worker {
         if let redis = config.redis {
             sharedLimits = SharedLimits(settings: redis, worker: self, index: index)
         }
+        let publisher = Timer(base: base, repeating: true) { [unowned self] in self.publishLive() }
+        publisher.schedule(milliseconds: Self.livePublishInterval)
+        livePublisher = publisher
         if index == 0 {
             let timer = Timer(base: base, repeating: true) { [unowned self] in self.expireUploads() }
             timer.schedule(milliseconds: Self.expiryInterval)

@@ -84,6 +84,11 @@ public struct HTTP2ConnectionStateMachine<Sink: RequestBodySink> {
     /// Whether the connection is closed (the shell has executed or will execute `closeClient`).
     public var isClosed: Bool { phase == .closed }
 
+    /// Stream `id`'s upload for the live view, while its exchange runs.
+    public func liveStatus(_ id: Int32) -> LiveStatus? {
+        streams.read(id) { $0.phase == .active ? $0.exchange.liveStatus : nil } ?? nil
+    }
+
     /// The window credit of stream `id`: bytes taken from the session, and given back.
     public func credit(_ id: Int32) -> (taken: Int64, consumed: Int64)? {
         streams.read(id) { ($0.taken, $0.consumed) }

@@ -67,10 +67,13 @@ public protocol LocalResponder {
     /// The access log's `tus` object while no answer carries one (a request that ended
     /// unanswered: the client left, a timeout).
     var tusLog: TusLog? { get }
+    /// The upload it takes, for the live view (a tus PATCH), once known.
+    var live: LocalLive? { get }
 }
 
 extension LocalResponder {
     public var tusLog: TusLog? { nil }
+    public var live: LocalLive? { nil }
 }
 
 /// A local handler's answer: a complete response.

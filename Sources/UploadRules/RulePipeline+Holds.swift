@@ -40,6 +40,10 @@ extension RulePipeline {
     /// The pending holds, in output order.
     public var pendingHolds: [HoldID] { holds.map(\.id) }
 
+    /// Whether the first pending hold waits for a file's verdict (else for a digest, or
+    /// nothing is held).
+    public var firstHoldIsVerdict: Bool { holds.first?.inspected != nil }
+
     /// Releases the holds whose digests are now complete and writes the bytes behind them into
     /// the sinks, in order, up to the first hold still pending. Call on the loop thread after
     /// the hashing queue's signal (any number of times: it does nothing when nothing is
