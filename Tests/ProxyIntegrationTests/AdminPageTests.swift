@@ -169,6 +169,10 @@ import Testing
         #expect(
             fake.stderr.components(separatedBy: "request /uploads/events auth=ok").count == 3,
             "\(fake.stderr)")
+        // The page ran under the admin's policy (and nothing it did was refused).
+        let document = try #require(result.responses.first)
+        #expect(document.status == 200 && document.url == "\(fake.url)/?access_token=secret")
+        #expect(document.headers["Content-Security-Policy"]?.hasPrefix("default-src 'none';") == true)
         expectNoRefusals(result)
 
         // The captures hold a drawn table, not a blank page.

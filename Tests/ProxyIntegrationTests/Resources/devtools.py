@@ -13,11 +13,13 @@ The script is a JSON object:
      {"sleep_ms": 500}],
    "window": [1280, 900],                     # the viewport (default 1280 x 900)
    "init_script": "JS",                       # runs in every new document before its scripts
+   "extra_headers": {"Name": "value"},        # sent with every request the page makes
    "chromium": "/usr/bin/chromium",           # default: `chromium` on PATH
    "timeout_ms": 120000}                      # the whole run
 
 It prints one JSON object on standard output and exits 0 when "ok" is true, 1 otherwise:
   {"ok": bool, "evals": [...], "requests": [every request URL, the documents included],
+   "responses": [{"url", "status", "headers"}] (as their heads arrived),
    "console": ["level: text", ...] (console calls, exceptions, browser log entries such as
    Content-Security-Policy refusals), "screenshots": [{"path", "width", "height",
    "colours"}], "error": str or null}
@@ -74,6 +76,12 @@ class Browser:
             self.process = subprocess.Popen(
                 arguments, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
                 preexec_fn=onto_3_and_4, pass_fds=(3, 4), start_new_session=True)
+        except OSError:
+            for fd in (self.to_browser, self.from_browser):
+                os.close(fd)
+            self.log.close()
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
         finally:
             for fd in (to_browser_read, from_browser_write, high_read, high_write):
                 os.close(fd)
@@ -161,7 +169,7 @@ def describe(value):
 class Page:
     """One page target attached in flat mode; records requests and console output."""
 
-    def __init__(self, browser, result, width, height, init_script):
+    def __init__(self, browser, result, width, height, init_script, extra_headers):
         self.browser = browser
         self.result = result
         self.loaded = False
@@ -175,6 +183,8 @@ class Page:
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
         if init_script:
             self.call("Page.addScriptToEvaluateOnNewDocument", {"source": init_script})
+        if extra_headers:
+            self.call("Network.setExtraHTTPHeaders", {"headers": extra_headers})
 
     def call(self, method, params=None, timeout=30.0):
         return self.browser.call(method, params, self.session, timeout)
@@ -185,6 +195,10 @@ class Page:
         method, params = message["method"], message.get("params", {})
         if method == "Network.requestWillBeSent":
             self.result["requests"].append(params["request"]["url"])
+        elif method == "Network.responseReceived":
+            response = params["response"]
+            self.result["responses"].append(
+                {"url": response["url"], "status": response["status"], "headers": response.get("headers", {})})
         elif method == "Page.loadEventFired":
             self.loaded = True
         elif method == "Runtime.consoleAPICalled":
@@ -323,7 +337,7 @@ def run(script, result):
         raise Failure("chromium is not installed")
     browser = Browser(executable, width, height)
     try:
-        page = Page(browser, result, width, height, script.get("init_script"))
+        page = Page(browser, result, width, height, script.get("init_script"), script.get("extra_headers"))
         steps = list(script.get("steps", []))
         if script.get("url"):
             steps.insert(0, {"navigate": script["url"]})
@@ -349,7 +363,8 @@ def run(script, result):
 
 def main():
     text = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
-    result = {"ok": False, "evals": [], "requests": [], "console": [], "screenshots": [], "error": None}
+    result = {"ok": False, "evals": [], "requests": [], "responses": [], "console": [], "screenshots": [],
+              "error": None}
     try:
         run(json.loads(text), result)
         result["ok"] = True

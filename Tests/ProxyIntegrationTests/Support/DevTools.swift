@@ -37,6 +37,13 @@ struct DevToolsScreenshot {
     var colours: Int
 }
 
+/// A response head the page received.
+struct DevToolsResponse {
+    var url: String
+    var status: Int
+    var headers: [String: String]
+}
+
 /// What one driver run reported.
 struct DevToolsResult {
     /// Every step ran (and every wait came true).
@@ -46,6 +53,8 @@ struct DevToolsResult {
     var evals: [Any]
     /// Every request URL the page made, its documents included, in order.
     var requests: [String]
+    /// The response heads, in the order they arrived.
+    var responses: [DevToolsResponse]
     /// Console calls, uncaught exceptions and browser log entries (CSP refusals among them), as
     /// `level: text`.
     var console: [String]
@@ -62,6 +71,8 @@ struct DevToolsScript {
     var steps: [DevToolsStep]
     var window = (width: 1280, height: 900)
     var initScript: String?
+    /// Headers sent with every request the page makes (on top of its own).
+    var extraHeaders: [String: String] = [:]
     /// The whole run's limit (the driver stops there and reports where it was).
     var timeoutMilliseconds = 120_000
 
@@ -73,6 +84,7 @@ struct DevToolsScript {
         ]
         if let url { script["url"] = url }
         if let initScript { script["init_script"] = initScript }
+        if !extraHeaders.isEmpty { script["extra_headers"] = extraHeaders }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try python3())
         process.arguments = [UpstreamServerTests.resources.appendingPathComponent("devtools.py").path]
@@ -91,9 +103,15 @@ struct DevToolsScript {
                 path: $0["path"] as? String ?? "", width: $0["width"] as? Int ?? 0,
                 height: $0["height"] as? Int ?? 0, colours: $0["colours"] as? Int ?? 0)
         }
+        let responses = (object["responses"] as? [[String: Any]] ?? []).map {
+            DevToolsResponse(
+                url: $0["url"] as? String ?? "", status: $0["status"] as? Int ?? 0,
+                headers: $0["headers"] as? [String: String] ?? [:])
+        }
         return DevToolsResult(
             ok: object["ok"] as? Bool ?? false, evals: object["evals"] as? [Any] ?? [],
-            requests: object["requests"] as? [String] ?? [], console: object["console"] as? [String] ?? [],
-            screenshots: screenshots, error: object["error"] as? String)
+            requests: object["requests"] as? [String] ?? [], responses: responses,
+            console: object["console"] as? [String] ?? [], screenshots: screenshots,
+            error: object["error"] as? String)
     }
 }
