@@ -362,6 +362,8 @@ def run(script, result):
 
 
 def main():
+    # A SIGTERM unwinds like an error, so the browser is still killed and its profile removed.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     text = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
     result = {"ok": False, "evals": [], "requests": [], "responses": [], "console": [], "screenshots": [],
               "error": None}
