@@ -30,6 +30,8 @@ enum AdminPage {
         The token comes from ?access_token= once, is kept in sessionStorage, and is sent as
         "Authorization: Bearer" on GET /uploads/events (read with fetch, parsed as Server-Sent
         Events here). Server strings (filenames, identities) are inserted with textContent only.
+        A snapshot's finished list is shown newest first: sorted by finished_at when every entry
+        has one, else kept in the server's order (which should then be newest first).
         -->
         <style>
         :root { --fg: #1d2430; --muted: #667085; --line: #e4e7ec; --bg: #fff; --head: #f5f7fa;
@@ -189,10 +191,11 @@ enum AdminPage {
             if (className) element.className = className;
             return element;
           }
+          const STAGE_CLASSES = new Map([['receiving', 'stage-receiving'], ['delivering', 'stage-delivering'],
+            ['waiting_upstream', 'stage-waiting']]);
           function stageClass(stage) {
             if (typeof stage === 'string' && stage.startsWith('held:')) return 'stage-held';
-            return {receiving: 'stage-receiving', delivering: 'stage-delivering',
-              waiting_upstream: 'stage-waiting'}[stage] || 'stage-other';
+            return STAGE_CLASSES.get(stage) || 'stage-other';
           }
           function statusClass(status) {
             const type = Math.floor(status / 100);
