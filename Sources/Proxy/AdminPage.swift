@@ -278,6 +278,15 @@ enum AdminPage {
             finished = [item].concat(others).slice(0, KEEP_FINISHED);
             finishedBody.replaceChildren(...finished.map(finishedRow));
           }
+          function applyGone(item) {
+            // Left the board without a finished record (the server's ring overran).
+            const key = String(item.id);
+            const entry = inFlight.get(key);
+            if (entry) {
+              entry.row.remove();
+              inFlight.delete(key);
+            }
+          }
           function applySnapshot(snapshot) {
             let list = Array.isArray(snapshot.finished) ? snapshot.finished.slice() : [];
             if (list.every((item) => typeof item.finished_at === 'string')) {
@@ -291,7 +300,8 @@ enum AdminPage {
             for (const upload of uploads) applyUpload(upload);
           }
           const HANDLERS = new Map([
-            ['snapshot', applySnapshot], ['upload', applyUpload], ['finished', applyFinished]]);
+            ['snapshot', applySnapshot], ['upload', applyUpload], ['finished', applyFinished],
+            ['gone', applyGone]]);
 
           function showCounts() {
             byId('counts').textContent = inFlight.size + ' in flight · ' + finished.length + ' finished';

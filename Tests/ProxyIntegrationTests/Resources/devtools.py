@@ -10,7 +10,8 @@ The script is a JSON object:
      {"eval": "JS expression returning JSON-able"},     # its value is appended to "evals"
      {"screenshot": "/path.png", "selector": "CSS"},    # PNG of the viewport (or of the element)
      {"navigate": "http://..."},                        # another page load
-     {"sleep_ms": 500}],
+     {"sleep_ms": 500},
+     {"signal": "/path"}],                              # creates the file: the test may act now
    "window": [1280, 900],                     # the viewport (default 1280 x 900)
    "init_script": "JS",                       # runs in every new document before its scripts
    "extra_headers": {"Name": "value"},        # sent with every request the page makes
@@ -354,6 +355,9 @@ def run(script, result):
                 page.screenshot(step["screenshot"], step.get("selector"))
             elif "sleep_ms" in step:
                 browser.pump(time.monotonic() + step["sleep_ms"] / 1000)
+            elif "signal" in step:
+                with open(step["signal"], "w", encoding="utf-8"):
+                    pass
             else:
                 raise Failure(f"unknown step {json.dumps(step)}")
         browser.pump(time.monotonic() + 0.05)  # the last events (console lines) in flight

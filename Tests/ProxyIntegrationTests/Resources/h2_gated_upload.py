@@ -41,7 +41,9 @@ def main():
                 conn.send_data(1, piece, end_stream=sent + len(piece) == len(body))
                 sent += len(piece)
                 sock.sendall(conn.data_to_send())
-        readable, _, _ = select.select([sock], [], [], 0.1 if sent < len(body) else 5)
+        released = os.path.exists(release)
+        wait = 5 if sent == len(body) else (0 if released and conn.local_flow_control_window(1) > 0 else 0.1)
+        readable, _, _ = select.select([sock], [], [], wait)
         if readable:
             data = sock.recv(65536)
             if not data:

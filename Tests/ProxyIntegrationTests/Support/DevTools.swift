@@ -15,6 +15,9 @@ enum DevToolsStep {
     case navigate(String)
     /// Lets the page run (events keep being recorded).
     case sleep(milliseconds: Int)
+    /// Creates the file: the test (waiting for it on another thread) may act on the page's
+    /// world now, and the next steps see what it did.
+    case signal(path: String)
 
     var json: [String: Any] {
         switch self {
@@ -24,6 +27,7 @@ enum DevToolsStep {
             selector.map { ["screenshot": path, "selector": $0] } ?? ["screenshot": path]
         case .navigate(let url): ["navigate": url]
         case .sleep(let milliseconds): ["sleep_ms": milliseconds]
+        case .signal(let path): ["signal": path]
         }
     }
 }
