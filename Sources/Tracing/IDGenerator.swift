@@ -5,9 +5,10 @@ import Synchronization
 /// once from `SecureRandom` (the kernel's generator) and advanced by one atomic add per 64
 /// bits, so any event-loop thread draws ids without a lock, a system call or a wait.
 ///
-/// Ids must be unique and unpredictable enough not to collide across replicas, not secret:
-/// this is no generator for keys or tokens (`SecureRandom` is). Successive outputs never
-/// repeat within 2^64 draws (SplitMix64's output function is a bijection of its state).
+/// Ids must be unique, not secret: successive outputs never repeat within 2^64 draws
+/// (SplitMix64's output function is a bijection of its state), and replicas seeded apart do
+/// not collide; but whoever sees one id can compute the ones that follow. This is no
+/// generator for keys or tokens (`SecureRandom` is).
 public struct IDGenerator: RandomNumberGenerator, Sendable {
     public init() {}
 

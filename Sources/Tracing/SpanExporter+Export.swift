@@ -10,14 +10,14 @@ extension SpanExporter {
         while true {
             let now = WallClock.monotonicNano()
             if let deadline = drainDeadline, queue.isEmpty || now >= deadline { break }
-            let delay = UInt64(max(0, settings.batchDelayMilliseconds)) * 1_000_000
+            let delay = WallClock.nanoseconds(milliseconds: settings.batchDelayMilliseconds)
             let due = oldestQueuedAt + delay
-            guard queue.count >= settings.batchSize || drainDeadline != nil || (!queue.isEmpty && now >= due)
-            else {
+            let batchSize = max(1, settings.batchSize)
+            guard !queue.isEmpty, queue.count >= batchSize || drainDeadline != nil || now >= due else {
                 if queue.isEmpty { signal.wait() } else { signal.wait(until: due) }
                 continue
             }
-            queue.pop(upTo: max(1, settings.batchSize), into: &batch)
+            queue.pop(upTo: batchSize, into: &batch)
             // What stays waits a full delay from now (the next batch, if it fills, goes sooner).
             if !queue.isEmpty { oldestQueuedAt = now }
             let current = settings
@@ -41,7 +41,7 @@ extension SpanExporter {
     ) {
         let body = OTLPJSON.encode(spans: batch, serviceName: settings.serviceName, version: version)
         let policy = RetryPolicy(settings)
-        let timeout = UInt64(max(1, settings.exportTimeoutMilliseconds)) * 1_000_000
+        let timeout = WallClock.nanoseconds(milliseconds: max(1, settings.exportTimeoutMilliseconds))
         var attempt = 1
         var staleRetried = false
         while true {
@@ -77,7 +77,8 @@ extension SpanExporter {
                     let wait = policy.backoff(
                         afterAttempt: attempt, retryAfterMilliseconds: retryAfter, random: random.next())
                 else { return giveUp(batch.count, nil) }
-                guard sleep(until: WallClock.monotonicNano() + UInt64(wait) * 1_000_000) else {
+                guard sleep(until: WallClock.monotonicNano() + WallClock.nanoseconds(milliseconds: wait))
+                else {
                     return giveUp(batch.count, "the shutdown's time ran out")
                 }
                 retriedAttempts.add(1, ordering: .relaxed)

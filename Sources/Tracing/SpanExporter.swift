@@ -67,7 +67,7 @@ public final class SpanExporter: @unchecked Sendable {
         if queue.count == 1 {
             oldestQueuedAt = WallClock.monotonicNano()
             signal.signal()
-        } else if queue.count == settings.batchSize {
+        } else if queue.count == max(1, settings.batchSize) {
             signal.signal()
         }
         signal.unlock()
@@ -113,9 +113,9 @@ public final class SpanExporter: @unchecked Sendable {
     /// exporter's thread; a second call returns at once.
     public func shutdown(within timeout: Duration) {
         let (seconds, attoseconds) = timeout.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
+        let milliseconds = min(max(0, seconds), 864_000) * 1000 + max(0, attoseconds / 1_000_000_000_000_000)
         signal.lock()
-        let deadline = WallClock.monotonicNano() + UInt64(nanoseconds)
+        let deadline = WallClock.monotonicNano() + WallClock.nanoseconds(milliseconds: milliseconds)
         drainDeadline = min(drainDeadline ?? deadline, deadline)
         let running = thread
         thread = nil

@@ -18,4 +18,9 @@ public enum WallClock {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(max(0, now.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, now.tv_nsec))
     }
+
+    /// `milliseconds` in nanoseconds, held to 0…10 days (so deadlines never overflow).
+    static func nanoseconds(milliseconds: Int64) -> UInt64 {
+        UInt64(min(max(0, milliseconds), 864_000_000)) * 1_000_000
+    }
 }

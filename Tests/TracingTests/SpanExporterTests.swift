@@ -51,6 +51,7 @@ import Tracing
         #expect(eventually { exporter.counters.exported == 1_024 }, "\(exporter.counters)")
         // The 76 left wait for the (ten-minute) delay: nothing sends them but shutdown.
         #expect(exporter.queuedCount == 76)
+        #expect(eventually { receiver.answers.count == 2 })
         #expect(receiver.answers.map(\.spans.count) == [512, 512])
         exporter.shutdown(within: .seconds(30))
         #expect(exporter.counters.exported == 1_100 && exporter.counters.dropped == 0, "\(exporter.counters)")
@@ -69,6 +70,7 @@ import Tracing
         let spans = Self.spans(3, "delay")
         for span in spans { exporter.submit(span) }
         #expect(eventually { exporter.counters.exported == 3 }, "\(exporter.counters)")
+        #expect(eventually { receiver.answers.count == 1 })
         #expect(receiver.answers.map(\.spans.count) == [3])
         // A second lot, after the first went, makes a batch of its own.
         for span in Self.spans(2, "later", seed: Self.seed + 1) { exporter.submit(span) }
@@ -175,9 +177,10 @@ import Tracing
             }, version: "test")
         for span in Self.spans(7, "late") { exporter.submit(span) }
         // The first attempt is refused; the next would come after ten minutes, past the deadline.
+        // (On a machine too loaded to try once in 500 ms, the spans are dropped untried.)
         exporter.shutdown(within: .milliseconds(500))
         var counters = exporter.counters
-        #expect(counters.dropped == 7 && counters.failedExports == 1 && counters.exported == 0, "\(counters)")
+        #expect(counters.dropped == 7 && counters.failedExports <= 1 && counters.exported == 0, "\(counters)")
         exporter.submit(Self.spans(1, "after")[0])
         counters = exporter.counters
         #expect(counters.dropped == 8, "\(counters)")
