@@ -133,6 +133,22 @@ import Tracing
             text.contains("{\"key\":\"formgate.bytes_in\",\"value\":{\"intValue\":\"9223372036854775807\"}}"))
     }
 
+    /// The oracle can fail: the receiver refuses what protobuf alone would read wrongly or not at all.
+    @Test(arguments: [
+        ("\"traceId\":\"0AF7651916CD43DD8448EB211C80319C\"", "lower-case hex"),
+        ("\"traceId\":\"CvdlGRbNQ92ESOshHIAxnA==\"", "lower-case hex"),
+        ("\"spanId\":\"b7ad6b716920333\"", "lower-case hex"),
+        ("\"startTimeUnixNano\":5", "decimal string"),
+        ("\"kind\":\"server\"", "json_format.Parse"),
+        ("\"colour\":\"blue\"", "json_format.Parse"),
+    ])
+    func theOracleRefusesWhatOTLPDoesNotAllow(_ field: String, _ complaint: String) throws {
+        let span = "{\(field),\"name\":\"s\"}"
+        let body = "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[\(span)]}]}]}"
+        let (errors, _) = try decodeWithOpenTelemetry(Array(body.utf8))
+        #expect(errors.contains { $0.contains(complaint) }, "\(field): \(errors)")
+    }
+
     @Test func anEmptyBatchIsAValidRequest() throws {
         let body = OTLPJSON.encode(spans: [Span](), serviceName: "formgate", version: "0.1.0")
         let (errors, decoded) = try decodeWithOpenTelemetry(body)

@@ -81,6 +81,44 @@ import Tracing
         #expect(Self.accepted(receiver).count == 5)
     }
 
+    @Test func aKeepAliveConnectionClosedWhileIdleIsReopenedWithoutABackOff() throws {
+        let receiver = try OTLPReceiver(["--close-after-answer"])
+        let exporter = try SpanExporter(
+            settings: Self.settings(receiver.url) {
+                $0.batchDelayMilliseconds = 20
+                $0.initialBackoffMilliseconds = 600_000
+            }, version: "test")
+        for round in 0..<3 {
+            for span in Self.spans(2, "round\(round)", seed: Self.seed + UInt64(round)) {
+                exporter.submit(span)
+            }
+            #expect(eventually { exporter.counters.exported == 2 * (round + 1) }, "\(exporter.counters)")
+            #expect(eventually { receiver.answers.count == round + 1 }, "the receiver closed the connection")
+        }
+        let counters = exporter.counters
+        #expect(counters.retries == 0 && counters.dropped == 0, "\(counters)")
+        exporter.shutdown(within: .seconds(30))
+        receiver.stop()
+        #expect(Self.accepted(receiver).count == 6)
+    }
+
+    @Test func reloadedSettingsSendTheNextBatchToTheNewCollector() throws {
+        let first = try OTLPReceiver()
+        let second = try OTLPReceiver()
+        let exporter = try SpanExporter(
+            settings: Self.settings(first.url) { $0.batchDelayMilliseconds = 20 }, version: "test")
+        for span in Self.spans(3, "before") { exporter.submit(span) }
+        #expect(eventually { exporter.counters.exported == 3 }, "\(exporter.counters)")
+        exporter.update(settings: try Self.settings(second.url) { $0.batchDelayMilliseconds = 20 })
+        for span in Self.spans(4, "after", seed: Self.seed + 1) { exporter.submit(span) }
+        #expect(eventually { exporter.counters.exported == 7 }, "\(exporter.counters)")
+        exporter.shutdown(within: .seconds(30))
+        first.stop()
+        second.stop()
+        #expect(first.acceptedSpans.map(\.name) == ["before-0", "before-1", "before-2"])
+        #expect(second.acceptedSpans.map(\.name) == ["after-0", "after-1", "after-2", "after-3"])
+    }
+
     @Test func a503WithRetryAfterIsRetriedOnceAfterItsDelay() throws {
         let receiver = try OTLPReceiver(["--responses", "503,200", "--retry-after", "1"])
         let exporter = try SpanExporter(

@@ -7,11 +7,13 @@ in scripts/sdk-requirements.txt). Two modes:
         Reads one ExportTraceServiceRequest in OTLP/HTTP JSON from the file IN and writes to OUT
         what the protobuf message holds, as JSON: {"errors": [...], "request": {...}}.
 
-    otlp_receiver.py serve [--responses 503,200] [--retry-after SECONDS] [--stall]
+    otlp_receiver.py serve [--responses 503,200] [--retry-after SECONDS] [--stall] [--close-after-answer]
         Serves POST on 127.0.0.1 (a free port, announced on stderr as `listening on HOST:PORT`).
         The Nth POST is answered with the Nth status of --responses (the last one repeats;
         200 by default), with Retry-After on a 429 or 503 when given. With --stall, each POST
-        waits, after its `arrived` line, until `GET /release`. Every POST writes JSON lines to
+        waits, after its `arrived` line, until `GET /release`. With --close-after-answer, the
+        connection is closed after each answer without saying so (as a collector's idle timeout
+        would close a keep-alive connection). Every POST writes JSON lines to
         stdout: {"event": "arrived", "request": N} when its body is read, then
         {"event": "answered", "request": N, "status": S, "time": T, "spans": [[traceId, spanId,
         name], ...], "errors": [...]} just before the answer is sent (T: time.monotonic()).
@@ -110,6 +112,7 @@ class Receiver(BaseHTTPRequestHandler):
     statuses = [200]
     retry_after = None
     stall = False
+    close_after_answer = False
     released = threading.Event()
     lock = threading.Lock()
     count = 0
@@ -155,6 +158,8 @@ class Receiver(BaseHTTPRequestHandler):
         self.emit({"event": "answered", "request": number, "status": status, "time": time.monotonic(),
                    "spans": spans, "errors": errors})
         self.answer(status)
+        if Receiver.close_after_answer:
+            self.close_connection = True
 
 
 def main():
@@ -175,6 +180,8 @@ def main():
             Receiver.retry_after = arguments.pop(0)
         elif option == "--stall":
             Receiver.stall = True
+        elif option == "--close-after-answer":
+            Receiver.close_after_answer = True
         else:
             sys.exit(f"otlp_receiver: unknown option {option}")
     # The test process may block SIGTERM, and a child inherits the mask: unblock it, so the
