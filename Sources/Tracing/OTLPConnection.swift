@@ -11,7 +11,7 @@ import HTTPCore
 /// `ResponseHeadReader` and `BodyDecoder`, its body discarded.
 final class OTLPConnection {
     /// What one `post` came to.
-    enum Result: Equatable {
+    enum Outcome: Equatable {
         /// The collector answered; `retryAfter` is its `Retry-After` value, if any.
         case answered(status: Int, retryAfter: String?)
         /// No answer. `stale` when a reused connection failed before any byte of an answer
@@ -38,7 +38,7 @@ final class OTLPConnection {
 
     /// POSTs `body` as `application/json` to the endpoint's path; connects first if no
     /// connection is open. Closes the connection on any failure and when the answer says so.
-    func post(_ body: [UInt8], deadline: UInt64) -> Result {
+    func post(_ body: [UInt8], deadline: UInt64) -> Outcome {
         let reused = socket >= 0
         if !reused, let failure = connect(deadline: deadline) { return .failed(failure, stale: false) }
         var request = Array(
@@ -158,7 +158,7 @@ final class OTLPConnection {
     }
 
     /// Reads more bytes into `input`: false at the end of the stream.
-    private func fill(deadline: UInt64) -> Swift.Result<Bool, ReadFailure> {
+    private func fill(deadline: UInt64) -> Result<Bool, ReadFailure> {
         while true {
             let result = scratch.withUnsafeMutableBytes { raw in recv(socket, raw.baseAddress, raw.count, 0) }
             if result > 0 {
@@ -176,7 +176,7 @@ final class OTLPConnection {
     }
 
     /// Reads one answer: its head, then its body (discarded).
-    private func readResponse(deadline: UInt64) -> Swift.Result<Result, ReadFailure> {
+    private func readResponse(deadline: UInt64) -> Result<Outcome, ReadFailure> {
         let place = "answer from \(endpoint.hostField)"
         var reader = ResponseHeadReader(limit: Self.maxHead)
         var parsed: (head: ResponseHead, framing: BodyFraming)?

@@ -83,8 +83,8 @@ public final class SpanExporter: @unchecked Sendable {
         return counters
     }
 
-    /// Why the last export attempt failed, if one did (`connect 127.0.0.1:4318: Connection
-    /// refused`, `status 400`).
+    /// Why the last failed export attempt failed, if one did (`connect 127.0.0.1:4318:
+    /// Connection refused`, `http://127.0.0.1:4318/v1/traces answered 400`), for the log.
     public var lastFailure: String? {
         signal.lock()
         defer { signal.unlock() }

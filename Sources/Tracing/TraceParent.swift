@@ -5,7 +5,7 @@
 /// hex only; version `ff` is invalid; a later version is read by its first four fields when it
 /// is at least as long, and a longer one must continue with `-` after the flags. All-zero trace
 /// or parent ids are invalid. Spaces and tabs around the value (HTTP OWS) are ignored. A
-/// request with more than one `traceparent` field has none that counts (the caller checks).
+/// request with more than one `traceparent` field has none that counts (`init(headers:)`).
 public struct TraceParent: Hashable, Sendable, CustomStringConvertible {
     /// The version read (always `0` for a value made here).
     public var version: UInt8

@@ -1,3 +1,4 @@
+import HTTPCore
 import Testing
 import Tracing
 
@@ -80,6 +81,17 @@ import Tracing
         var bytes: [UInt8] = []
         made.appendHeaderValue(to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == made.description)
+    }
+
+    @Test func aRequestHasOneTraceparentOrNone() throws {
+        let value = "00-\(Self.trace)-\(Self.parent)-01"
+        let one = try #require(TraceParent(headers: HeaderFields([("Host", "a"), ("TraceParent", value)])))
+        #expect(one.description == value, "field names compare without case")
+        #expect(TraceParent(headers: HeaderFields([("Host", "a")])) == nil)
+        // Two fields, even equal ones, restart the trace (W3C test suite: traceparent duplicated).
+        #expect(TraceParent(headers: HeaderFields([("traceparent", value), ("traceparent", value)])) == nil)
+        #expect(
+            TraceParent(headers: HeaderFields([("traceparent", "00-\(Self.trace)-\(Self.parent)")])) == nil)
     }
 
     @Test func idsParseOnlyLowerCaseHexOfTheirLength() {
