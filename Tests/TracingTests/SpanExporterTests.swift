@@ -35,10 +35,10 @@ import Tracing
     static func accepted(_ receiver: OTLPReceiver) -> Set<String> {
         let answers = receiver.answers
         for answer in answers where !answer.errors.isEmpty {
-            Issue.record("request \(answer.request): \(answer.errors)")
+            Issue.record("request \(answer.request) (spans from seed \(seed)): \(answer.errors)")
         }
         let ids = receiver.acceptedSpans.map(\.spanID)
-        #expect(Set(ids).count == ids.count, "a span was accepted twice")
+        #expect(Set(ids).count == ids.count, "a span was accepted twice (spans from seed \(seed))")
         return Set(ids)
     }
 
