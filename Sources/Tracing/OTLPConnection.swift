@@ -177,17 +177,32 @@ final class OTLPConnection {
 
     /// Reads one answer: its head, then its body (discarded).
     private func readResponse(deadline: UInt64) -> Result<Outcome, ReadFailure> {
+        let head: ResponseHead
+        switch readHead(deadline: deadline) {
+        case .success(let (answer, framing)):
+            head = answer
+            if let failure = skipBody(framing, deadline: deadline) { return .failure(failure) }
+        case .failure(let failure):
+            return .failure(failure)
+        }
+        if !head.keepAlive { close() }
+        let retryAfter = head.headers.firstValue("Retry-After").map { String(decoding: $0, as: UTF8.self) }
+        return .success(.answered(status: head.status, retryAfter: retryAfter))
+    }
+
+    /// Reads the final response head (1xx heads skipped) and its body's framing.
+    private func readHead(deadline: UInt64) -> Result<(ResponseHead, BodyFraming), ReadFailure> {
         let place = "answer from \(endpoint.hostField)"
         var reader = ResponseHeadReader(limit: Self.maxHead)
-        var parsed: (head: ResponseHead, framing: BodyFraming)?
         var received = false
-        while parsed == nil {
+        while true {
             do throws(HTTP1Error) {
-                parsed = try reader.read(from: input, requestMethod: "POST")
+                if let (head, framing) = try reader.read(from: input, requestMethod: "POST") {
+                    return .success((head, framing))
+                }
             } catch {
                 return .failure(ReadFailure(message: "\(place): \(error)", beforeAnswer: false))
             }
-            if parsed != nil { break }
             switch fill(deadline: deadline) {
             case .success(true):
                 received = true
@@ -197,35 +212,33 @@ final class OTLPConnection {
                 return .failure(ReadFailure(message: "\(place): \(failure.message)", beforeAnswer: !received))
             }
         }
-        guard let (head, framing) = parsed else {
-            return .failure(ReadFailure(message: place, beforeAnswer: false))
-        }
+    }
+
+    /// Reads and drops the body framed by `framing` (at most `maxBody` bytes); nil once it is
+    /// read. A body that ends with the connection closes it.
+    private func skipBody(_ framing: BodyFraming, deadline: UInt64) -> ReadFailure? {
+        let place = "answer from \(endpoint.hostField)"
         var decoder = BodyDecoder(framing)
         while true {
-            let complete: Bool
             do throws(HTTP1Error) {
-                complete = try input.decodeBody(&decoder) { _ in }
+                if try input.decodeBody(&decoder, { _ in }) { return nil }
             } catch {
-                return .failure(ReadFailure(message: "\(place): \(error)", beforeAnswer: false))
+                return ReadFailure(message: "\(place): \(error)", beforeAnswer: false)
             }
-            if complete { break }
             guard decoder.payloadBytes <= Self.maxBody else {
-                return .failure(ReadFailure(message: "\(place): body over 1 MiB", beforeAnswer: false))
+                return ReadFailure(message: "\(place): body over 1 MiB", beforeAnswer: false)
             }
             switch fill(deadline: deadline) {
             case .success(true):
                 continue
             case .success(false) where decoder.endsAtClose:
                 close()
+                return nil
             case .success(false):
-                return .failure(ReadFailure(message: "\(place): body cut short", beforeAnswer: false))
+                return ReadFailure(message: "\(place): body cut short", beforeAnswer: false)
             case .failure(let failure):
-                return .failure(ReadFailure(message: "\(place): \(failure.message)", beforeAnswer: false))
+                return ReadFailure(message: "\(place): \(failure.message)", beforeAnswer: false)
             }
-            break
         }
-        if !head.keepAlive { close() }
-        let retryAfter = head.headers.firstValue("Retry-After").map { String(decoding: $0, as: UTF8.self) }
-        return .success(.answered(status: head.status, retryAfter: retryAfter))
     }
 }
