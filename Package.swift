@@ -74,16 +74,18 @@ let package = Package(
             name: "Config",
             dependencies: [
                 "CYAML", "ProxyCore", "UploadRules", "HTTPCore", "ClientAuth", "Resumable", "Inspection",
-                "SharedState",
+                "SharedState", "Tracing",
             ],
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
+        // Spans, W3C traceparent, sampling, OTLP/HTTP JSON and the batching exporter.
+        .target(name: "Tracing", dependencies: ["HTTPCore", "HTTP1", "EventLoop"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
                 "Config", "ProxyCore", "HTTPIO", "EventLoop", "HTTP1", "HTTPCore", "MultipartParsing",
                 "MultipartEncoding", "CLibevent", "UploadRules", "CCrypto", "HTTP2", "Resumable",
-                "Inspection", "ObjectStore", "SharedState",
+                "Inspection", "ObjectStore", "SharedState", "Tracing",
             ],
             swiftSettings: strict),
         .target(
@@ -112,6 +114,9 @@ let package = Package(
         .testTarget(
             name: "InspectionTests", dependencies: ["Inspection", "HTTPCore"], swiftSettings: strict),
         .testTarget(
+            name: "TracingTests", dependencies: ["Tracing", "HTTPCore"], exclude: ["Resources"],
+            swiftSettings: strict),
+        .testTarget(
             name: "SharedStateTests", dependencies: ["SharedState", "HTTPCore"], swiftSettings: strict),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"], swiftSettings: strict),
         .testTarget(
@@ -135,7 +140,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ConfigTests",
-            dependencies: ["Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable", "SharedState"],
+            dependencies: [
+                "Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable", "SharedState", "Tracing",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ProxyCoreTests",

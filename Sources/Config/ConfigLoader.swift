@@ -11,7 +11,7 @@ import UploadRules
 /// `FILE:LINE:COL: key.path: message`. Unknown keys are errors; `${NAME}` expands from the
 /// environment. The server and its routes are decoded here; `listen:` by `ListenerLoader`, and
 /// a route's `auth:`, `rate_limit:` and `multipart:` by `AuthLoader`, `RateLimitLoader` and
-/// `MultipartLoader` (whose `inject:` goes to `InjectionLoader`).
+/// `MultipartLoader` (whose `inject:` goes to `InjectionLoader`); `tracing:` by `TracingLoader`.
 public enum ConfigLoader {
     /// Loads the file at `path`.
     public static func load(path: String, environment: [String: String] = processEnvironment())
@@ -49,7 +49,7 @@ public enum ConfigLoader {
 
     static let topKeys: Set<String> = [
         "listen", "workers", "admin", "upstream", "upstream_ca_file", "timeouts", "limits", "access_log",
-        "temp_dir", "underscores_in_headers", "scanners", "redis",
+        "temp_dir", "underscores_in_headers", "scanners", "redis", "tracing",
         "routes",
     ]
 
@@ -90,6 +90,8 @@ public enum ConfigLoader {
                 if let text = decoder.string(value, key) { config.tempDirectory = text }
             case "underscores_in_headers":
                 if let flag = decoder.bool(value, key) { config.underscoresInHeaders = flag }
+            case "tracing":
+                config.tracing = TracingLoader.decodeTracing(value, key, &decoder)
             case "timeouts":
                 decodeTimeouts(value, key, &decoder, into: &config.timeouts)
             case "limits":

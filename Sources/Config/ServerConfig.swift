@@ -1,6 +1,7 @@
 public import Inspection
 public import ProxyCore
 public import SharedState
+public import Tracing
 
 /// FormGate's configuration after loading: immutable, shared by every worker.
 ///
@@ -47,6 +48,8 @@ public struct ServerConfig: Sendable {
     public var scanners: [String: ClamdSettings] = [:]
     /// `redis:`: the Redis the replicas share (shared rate limits, tus locks), if any.
     public var redis: RedisSettings?
+    /// `tracing:`: where spans go (OTLP/HTTP), and how many traces are sampled; nil: no tracing.
+    public var tracing: TracingSettings?
     /// What the file loaded with but an operator should hear (`FILE:LINE:COL: key: message`):
     /// JWKS keys that were skipped. `formgate check` prints them; `run` writes them to stderr.
     public var warnings: [String] = []
