@@ -67,7 +67,7 @@ let package = Package(
             name: "ProxyCore",
             dependencies: [
                 "HTTPCore", "HTTP1", "MultipartParsing", "MultipartEncoding", "UploadRules", "ClientAuth",
-                "CCrypto", "Resumable", "SharedState",
+                "CCrypto", "Resumable", "SharedState", "TraceContext",
             ],
             swiftSettings: strict),
         .target(
@@ -79,7 +79,11 @@ let package = Package(
             swiftSettings: strict),
         .target(name: "HTTPIO", dependencies: ["EventLoop", "HTTP1", "HTTPCore"], swiftSettings: strict),
         // Spans, W3C traceparent, sampling, OTLP/HTTP JSON and the batching exporter.
-        .target(name: "Tracing", dependencies: ["HTTPCore", "HTTP1", "EventLoop"], swiftSettings: strict),
+        // W3C trace context: ids, traceparent, sampling (pure: the exchange decides with it).
+        .target(name: "TraceContext", dependencies: ["HTTPCore"], swiftSettings: strict),
+        .target(
+            name: "Tracing", dependencies: ["HTTPCore", "HTTP1", "EventLoop", "TraceContext"],
+            swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
@@ -114,7 +118,8 @@ let package = Package(
         .testTarget(
             name: "InspectionTests", dependencies: ["Inspection", "HTTPCore"], swiftSettings: strict),
         .testTarget(
-            name: "TracingTests", dependencies: ["Tracing", "HTTPCore"], exclude: ["Resources"],
+            name: "TracingTests", dependencies: ["Tracing", "TraceContext", "HTTPCore"],
+            exclude: ["Resources"],
             swiftSettings: strict),
         .testTarget(
             name: "SharedStateTests", dependencies: ["SharedState", "HTTPCore"], swiftSettings: strict),
@@ -142,6 +147,7 @@ let package = Package(
             name: "ConfigTests",
             dependencies: [
                 "Config", "ProxyCore", "UploadRules", "HTTPCore", "Resumable", "SharedState", "Tracing",
+                "TraceContext",
             ],
             swiftSettings: strict),
         .testTarget(

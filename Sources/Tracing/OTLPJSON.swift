@@ -1,4 +1,5 @@
 import HTTPCore
+import TraceContext
 
 /// Writes spans as an OTLP `ExportTraceServiceRequest` in the OTLP/HTTP JSON encoding (the
 /// body of `POST /v1/traces` with `Content-Type: application/json`).

@@ -1,3 +1,5 @@
+public import TraceContext
+
 /// One finished span as it is exported: who it is (`SpanContext`'s ids), what it did (name,
 /// kind, times), and what it saw (attributes, events, status).
 ///

@@ -1,3 +1,4 @@
+import TraceContext
 /// The export thread: batching (`run`) and one batch's delivery with its retries (`deliver`).
 extension SpanExporter {
     /// The thread's body: waits for a full batch, the batch delay or `shutdown`; sends; ends

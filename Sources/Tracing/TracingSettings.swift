@@ -1,3 +1,5 @@
+public import TraceContext
+
 /// `tracing:` (DESIGN.md, "Tracing"): where spans go, under which service name, how many
 /// traces are sampled, and how the exporter batches and retries.
 ///

@@ -1,5 +1,6 @@
 import Config
 import Testing
+import TraceContext
 import Tracing
 
 /// `tracing:`: what it loads into, its defaults, and every error with its place.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Testing
+import TraceContext
 import Tracing
 
 /// The encoder's output read back by OpenTelemetry's own protobuf bindings (opentelemetry-proto

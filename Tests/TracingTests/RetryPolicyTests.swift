@@ -1,5 +1,6 @@
 import Testing
 
+import TraceContext
 @testable import Tracing
 
 /// The retry rules of an export, without sockets.

@@ -1,5 +1,6 @@
 import HTTPCore
 import Testing
+import TraceContext
 import Tracing
 
 /// Sampling (parent-based, then the trace id's ratio) and the ids it hands out.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Testing
+import TraceContext
 import Tracing
 
 /// The exporter against a real receiver process (`OTLPReceiver`): batching, retries, a receiver

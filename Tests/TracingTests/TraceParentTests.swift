@@ -1,5 +1,6 @@
 import HTTPCore
 import Testing
+import TraceContext
 import Tracing
 
 /// `traceparent` against W3C Trace Context Level 1 and the vectors of its test suite
