@@ -1,5 +1,6 @@
 import ProxyCore
 import Synchronization
+import Tracing
 
 /// Counters, gauges and histograms for `/metrics` (Prometheus text format 0.0.4), shared by
 /// every worker: each request adds to them once, when it ends.
@@ -123,6 +124,8 @@ final class Metrics: Sendable {
     private let state = Mutex(State())
     /// Reads the access log's dropped-line count at scrape time.
     nonisolated(unsafe) var droppedLogLines: @Sendable () -> Int = { 0 }
+    /// The span exporter's counters, when tracing runs.
+    nonisolated(unsafe) var traceCounters: @Sendable () -> ExportCounters? = { nil }
 
     func update(_ body: (inout State) -> Void) {
         state.withLock { body(&$0) }
@@ -208,6 +211,7 @@ final class Metrics: Sendable {
         Self.renderTus(snapshot, into: &out)
         Self.renderInspection(snapshot, into: &out)
         Self.renderRedis(snapshot, into: &out)
+        Self.renderTracing(traceCounters(), into: &out)
         Self.family("formgate_active_connections", "gauge", "Open client connections.", into: &out)
         out += "formgate_active_connections \(snapshot.activeConnections)\n"
         Self.family("formgate_uploads_in_flight", "gauge", "Requests being forwarded.", into: &out)

@@ -5,6 +5,7 @@ import HTTPCore
 import ProxyCore
 import Resumable
 import Synchronization
+import Tracing
 public import UploadRules
 
 #if canImport(Glibc)
@@ -21,6 +22,8 @@ public final class ProxyServer: @unchecked Sendable {
     private let accessLog: AccessLog
     /// The tus stores every worker shares.
     private let tusServices: TusServices
+    /// The span exporter, when `tracing:` was configured at start.
+    private let tracer: Tracer?
 
     /// Loads the TLS listeners' certificates and binds every worker's listeners (so errors
     /// surface before serving).
@@ -31,8 +34,10 @@ public final class ProxyServer: @unchecked Sendable {
     ///     computed on the loop threads.
     ///   - spoolGate: a test hook each worker's spool writer calls before its first write (it
     ///     may block that thread; `FORMGATE_TEST_SPOOL_GATE` in the README).
+    ///   - version: FormGate's version (the spans' resource and scope).
     public init(
-        config: ServerConfig, digestPool: DigestPool? = nil, spoolGate: (@Sendable () -> Void)? = nil
+        config: ServerConfig, digestPool: DigestPool? = nil, spoolGate: (@Sendable () -> Void)? = nil,
+        version: String = "0.1.0"
     ) throws(EventLoopError) {
         EventLoopFailures.setReporter { ErrorLog.shared.write(.warn, $0) }
         self.config = config
@@ -42,6 +47,17 @@ public final class ProxyServer: @unchecked Sendable {
         let metrics = Metrics()
         metrics.droppedLogLines = { log.writer.dropped }
         self.metrics = metrics
+        if let tracing = config.tracing {
+            do throws(TracingError) {
+                tracer = Tracer(exporter: try SpanExporter(settings: tracing, version: version))
+            } catch {
+                throw EventLoopError("tracing: \(error)")
+            }
+        } else {
+            tracer = nil
+        }
+        let tracer = tracer
+        metrics.traceCounters = { tracer?.exporter.counters }
         tusServices = TusServices(threadsPerStore: 2)
         for route in config.routes {
             guard let tus = route.tus else { continue }
@@ -68,7 +84,8 @@ public final class ProxyServer: @unchecked Sendable {
         for index in 0..<count {
             let worker = try Worker(
                 config: config, workers: count, log: log, metrics: metrics, listeners: bindings,
-                digestPool: digestPool, index: index, spoolGate: spoolGate, tusServices: tusServices)
+                digestPool: digestPool, index: index, spoolGate: spoolGate, tusServices: tusServices,
+                tracer: tracer)
             // With port 0 the first worker's listeners pick ports; the others join them
             // (SO_REUSEPORT).
             for (index, bound) in worker.addresses.enumerated() {
@@ -143,6 +160,13 @@ public final class ProxyServer: @unchecked Sendable {
                 ErrorLog.shared.write(.error, "route \(route.name): tus store \(tus.store): \(error)")
             }
         }
+        if let tracing = config.tracing {
+            if let tracer {
+                tracer.exporter.update(settings: tracing)
+            } else {
+                ErrorLog.shared.write(.warn, "reload: tracing takes effect at the next start")
+            }
+        }
         for worker in workers { worker.send(.reload(config)) }
         admin?.upstream.withLock { $0 = config.upstream }
         admin?.access.withLock { $0 = AdminServer.Access(config) }
@@ -178,6 +202,12 @@ public final class ProxyServer: @unchecked Sendable {
     /// Writes the access log lines still queued (before exiting).
     public func flushLogs() {
         accessLog.writer.flushAndStop()
+    }
+
+    /// Exports the spans still queued, for at most `milliseconds`, then stops the exporter
+    /// (after `drain`: the requests that ended in it have their spans queued).
+    public func flushTraces(milliseconds: Int64) {
+        tracer?.exporter.shutdown(within: .milliseconds(max(0, milliseconds)))
     }
 
     /// Counts a refused reload (the running configuration stays).
@@ -221,7 +251,7 @@ func monotonicMicroseconds() -> Int64 {
     return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
 }
 
-func monotonicMilliseconds() -> Int64 {
+public func monotonicMilliseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

@@ -33,7 +33,7 @@ final class Worker {
     let base: EventBase
     /// The configuration new requests start with (loop thread only).
     private(set) var config: ServerConfig {
-        didSet { settings = withLocalRoutes(Self.settings(config)) }
+        didSet { settings = withLocalRoutes(Self.settings(config, tracing: tracer != nil)) }
     }
     /// `config` as the state machines read it.
     private(set) var settings: ProxySettings
@@ -69,6 +69,8 @@ final class Worker {
     private var acceptErrorReport: Timer?
     /// The first worker's look for expired tus uploads (`expireUploads`).
     private var expiryTimer: Timer?
+    /// The span exporter's side (`tracing:`), if configured at start.
+    let tracer: Tracer?
     /// This worker's uploads for the admin's live view (`Worker+Live`).
     let live = LiveBoard(capacity: Worker.liveCapacity)
     /// Refreshes `live` (`publishLive`).
@@ -85,13 +87,14 @@ final class Worker {
     init(
         config: ServerConfig, workers: Int, log: AccessLog, metrics: Metrics, listeners: [ListenerBinding],
         digestPool: DigestPool? = nil, index: Int = 0, spoolGate: (@Sendable () -> Void)? = nil,
-        tusServices: TusServices = TusServices(threadsPerStore: 1)
+        tusServices: TusServices = TusServices(threadsPerStore: 1), tracer: Tracer? = nil
     ) throws(EventLoopError) {
+        self.tracer = tracer
         base = try EventBase()
         self.tusServices = tusServices
         self.index = index
         self.config = config
-        self.settings = Self.settings(config)
+        self.settings = Self.settings(config, tracing: tracer != nil)
         self.log = log
         self.metrics = metrics
         pool = UpstreamPool(base: base, caFile: config.upstreamCAFile, idleTimeout: config.timeouts.idle)
@@ -291,11 +294,12 @@ final class Worker {
     }
 
     /// The run-time settings of a configuration.
-    static func settings(_ config: ServerConfig) -> ProxySettings {
+    static func settings(_ config: ServerConfig, tracing: Bool) -> ProxySettings {
         ProxySettings(
             routes: config.routes, upstream: config.upstream, limits: config.limits,
             timeouts: config.timeouts,
-            underscoresInHeaders: config.underscoresInHeaders)
+            underscoresInHeaders: config.underscoresInHeaders,
+            tracing: tracing ? config.tracing?.sampler : nil)
     }
 
     /// A request started (for the in-flight gauge).
@@ -306,6 +310,7 @@ final class Worker {
     /// A request ended: its access-log line and its metrics, exactly once.
     func log(_ record: AccessRecord, client: SocketAddress) {
         log.write(record, client: client)
+        if record.trace != nil { tracer?.export(record, client: client, now: base.nowMilliseconds) }
         guard record.requestID != nil else {
             return metrics.update { state in
                 state.requests[Metrics.RequestKey(route: "none", status: record.status), default: 0] += 1

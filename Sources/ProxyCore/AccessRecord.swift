@@ -59,6 +59,8 @@ public struct AccessRecord: Sendable {
     public var identity: String?
     /// What the request-level checks decided, for the metrics.
     public var tallies = CheckTallies()
+    /// The request's trace, when it was sampled (`tracing:`).
+    public var trace: ExchangeTrace?
 
     /// A record for a request that failed before an exchange started.
     public init(early error: ProxyError, now: Int64) {

@@ -13,12 +13,14 @@ extension Exchange {
             input, decoder: &request.decoder, awaitsEndStream: client.awaitsEndStream, counted: &counted,
             now: now)
         record.bytesIn += counted
+        if counted > 0, trace != nil, trace!.bodyFirstByte == nil { trace!.bodyFirstByte = now }
         switch step {
         case .awaitingEndStream: return
         case .failed(let error): return fail(error, date: date, now: now, actions: &actions)
         case .ended:
             request.phase = .done
             timers.cancel(.bodyTotal, &actions)
+            if trace != nil { trace!.bodyLastByte = now }
         case .answered, .waiting: break
         }
         if local!.responder.answer != nil { return answerLocally(date: date, now: now, actions: &actions) }

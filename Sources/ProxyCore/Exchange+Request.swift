@@ -110,6 +110,7 @@ extension Exchange {
             upstreamReady: upstream.phase == .ready, limits: settings.limits, highWater: settings.highWater,
             counted: &counted, actions: &actions)
         record.bytesIn += counted
+        if counted > 0, trace != nil, trace!.bodyFirstByte == nil { trace!.bodyFirstByte = now }
         if case .failed(let error) = step { return fail(error, date: date, now: now, actions: &actions) }
         consultFileInspections(now: now, actions: &actions)
         switch step {
@@ -155,6 +156,7 @@ extension Exchange {
     ) {
         request.phase = .done
         timers.cancel(.bodyTotal, &actions)
+        if trace != nil { trace!.bodyLastByte = now }
         // Reading stays on (no epoll_ctl pair per request): what arrives now is a pipelined
         // request or a FIN, kept in the input (bounded by the watermark) until the answer.
         let holding: Bool

@@ -78,6 +78,7 @@ extension Exchange {
                 actions: &actions)
         }
         record.upstreamStatus = upstreamHead.status
+        if trace != nil { trace!.upstreamResponseHead = now }
         record.upstreamMilliseconds = now - upstream.startedAt
         let keepClient =
             head.keepAlive && request.phase.bodyRead && client.connectionMayPersist && !client.inputClosed
@@ -118,6 +119,7 @@ extension Exchange {
         record.status = status
         record.finishedAt = now
         record.multipart = request.multipart?.summary
+        record.trace = trace
         if record.tus == nil, let local { record.tus = local.responder.tusLog }
         actions.append(.finish(record))
     }

@@ -4,6 +4,10 @@ import HTTPCore
 extension Exchange {
     /// Asks for a connection to the target; the head goes once it is connected.
     mutating func connectUpstream(now: Int64, actions: inout ActionBuffer) {
+        if trace != nil {
+            trace!.upstreamStart = now
+            trace!.upstreamTarget = target
+        }
         upstream.connect(
             to: target, timeout: settings.timeouts.upstreamConnect, now: now, timers: &timers, &actions)
     }
@@ -21,6 +25,7 @@ extension Exchange {
             return
         }
         upstream.phase = .sending
+        if trace != nil { trace!.upstreamHeadSent = now }
         let framing = request.headFraming(levels: levels)
         sendHead(framing, &actions)
         request.sendStaged(levels: levels, framing: framing, &actions)
@@ -35,12 +40,13 @@ extension Exchange {
         let upstreamHead = UpstreamRequestHead.make(
             head, target: target, route: route, requestID: requestID,
             boundary: request.boundary, client: clientAddress, framing: framing, secure: secure,
-            identity: identity)
+            identity: identity, traceParent: trace?.upstream.traceParent)
         actions.sendUpstream { upstreamHead.serialize(into: &$0) }
     }
 
     /// The whole request is queued upstream: now the response clock runs.
     mutating func requestFullySent(now: Int64, actions: inout ActionBuffer) {
+        if trace != nil { trace!.upstreamBodySent = now }
         upstream.fullySent(timeout: settings.timeouts.upstreamResponse, now: now, timers: &timers, &actions)
     }
 
@@ -61,6 +67,7 @@ extension Exchange {
     /// with the staged bytes; the rest of the body follows as it is read.
     mutating func sendWaitingHead(length: Int64, actions: inout ActionBuffer) {
         upstream.phase = .sending
+        if trace != nil, trace!.upstreamHeadSent == nil { trace!.upstreamHeadSent = upstream.activity }
         sendHead(.length(length), &actions)
         actions.append(.moveStagingToUpstream)
     }

@@ -1,6 +1,7 @@
 public import HTTP1
 import HTTPCore
 import MultipartParsing
+import TraceContext
 import UploadRules
 
 /// One request from its head to the end of its response, whatever the transport: route,
@@ -51,6 +52,8 @@ public struct Exchange<Sink: RequestBodySink> {
     /// The client's reads, whether it may send more, and its connection.
     public var client: ExchangeClient
     var record: AccessRecord
+    /// The request's trace, when `tracing:` samples it.
+    public internal(set) var trace: ExchangeTrace?
     /// How the exchange ended; `nil` while it runs.
     public internal(set) var outcome: Outcome?
 
@@ -85,6 +88,10 @@ public struct Exchange<Sink: RequestBodySink> {
             requestID: self.requestID, method: head.method, path: String(head.path), route: self.route?.name,
             startedAt: now)
         self.record.clientProtocol = clientProtocol
+        if let sampler = settings.tracing {
+            var generator = IDGenerator()
+            self.trace = ExchangeTrace.start(head.headers, sampler: sampler, generator: &generator)
+        }
         // HEADERS with END_STREAM, or a content-length of 0: nothing more may come.
         if clientProtocol.isHTTP2, framing == .none { self.client.sending = .finished }
     }

@@ -1,3 +1,5 @@
+public import TraceContext
+
 /// What a connection and its exchanges run with: the compiled routes, the default upstream,
 /// limits and timeouts. Immutable and shared; a reload builds a new one, and a request keeps
 /// the one it started with.
@@ -16,13 +18,16 @@ public final class ProxySettings: Sendable {
     public let highWater: Int
     /// How long a lingering close reads and discards before closing.
     public let lingerMilliseconds: Int64
+    /// `tracing:`'s sampler, when spans are exported.
+    public let tracing: Sampler?
 
     /// Creates settings; the defaults are the proxy's.
     public init(
         routes: RouteTable = RouteTable(), upstream: UpstreamURL, limits: Limits = Limits(),
         timeouts: Timeouts = Timeouts(), underscoresInHeaders: Bool = false, highWater: Int = 256 * 1024,
-        lingerMilliseconds: Int64 = 5_000
+        lingerMilliseconds: Int64 = 5_000, tracing: Sampler? = nil
     ) {
+        self.tracing = tracing
         self.routes = routes
         self.upstream = upstream
         self.limits = limits

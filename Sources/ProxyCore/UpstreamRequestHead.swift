@@ -1,5 +1,6 @@
 public import HTTP1
 import HTTPCore
+public import TraceContext
 public import UploadRules
 
 /// The request head as the upstream gets it: hop-by-hop fields and the client's framing
@@ -22,6 +23,7 @@ public enum UpstreamRequestHead {
     static let forwardedProtoName = Array("X-Forwarded-Proto".utf8)
     static let forwardedHostName = Array("X-Forwarded-Host".utf8)
     static let requestIDName = Array("X-Request-Id".utf8)
+    static let traceParentName = Array("traceparent".utf8)
     static let hostName = Array("Host".utf8)
     static let http = Array("http".utf8)
     static let https = Array("https".utf8)
@@ -42,7 +44,8 @@ public enum UpstreamRequestHead {
     ///     never go upstream; the route may set them (and `headers.set` values) from this.
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
-        client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil
+        client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil,
+        traceParent: TraceParent? = nil
     ) -> RequestHead {
         var headers = request.headers
         let originalHost = headers.firstValue("Host")
@@ -64,6 +67,13 @@ public enum UpstreamRequestHead {
             headers.append(name: forwardedHostName, value: originalHost)
         }
         headers.set(name: requestIDName, value: requestID.utf8)
+        if let traceParent {
+            // The upstream's parent is this request's CLIENT span, not the client's.
+            var value: [UInt8] = []
+            value.reserveCapacity(55)
+            traceParent.appendHeaderValue(to: &value)
+            headers.set(name: traceParentName, value: value)
+        }
         // Through `route?.`: `if let route` copied the whole route per request.
         for name in route?.removeHeaders ?? [] { headers.removeAll(named: name) }
         for (name, value) in route?.setHeaders ?? [] { headers.set(name: name, value: value) }

@@ -193,7 +193,8 @@ func runProxy(_ arguments: [String]) -> Never {
             _ = try EventLoopThread.start(name: name, body)
         }
         let spoolGate = HashingGate.fromEnvironment("FORMGATE_TEST_SPOOL_GATE")
-        server = try ProxyServer(config: config, digestPool: hashing, spoolGate: spoolGate.map { $0.pass })
+        server = try ProxyServer(
+            config: config, digestPool: hashing, spoolGate: spoolGate.map { $0.pass }, version: version)
         try server.start()
     } catch {
         fail("\(error)")
@@ -242,7 +243,11 @@ func runProxy(_ arguments: [String]) -> Never {
             continue
         }
         log.write(.info, "draining (up to \(current.timeouts.drain) ms)")
+        let drainStarted = monotonicMilliseconds()
         let finished = server.drain(milliseconds: current.timeouts.drain)
+        // The spans of the requests that ended get what is left of the drain (a second at least).
+        server.flushTraces(
+            milliseconds: max(1000, current.timeouts.drain - (monotonicMilliseconds() - drainStarted)))
         server.flushLogs()
         log.write(finished ? .info : .warn, finished ? "stopped" : "drain timeout, exiting")
         log.flush()

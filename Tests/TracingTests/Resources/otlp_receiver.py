@@ -16,7 +16,8 @@ in scripts/sdk-requirements.txt). Two modes:
         would close a keep-alive connection). Every POST writes JSON lines to
         stdout: {"event": "arrived", "request": N} when its body is read, then
         {"event": "answered", "request": N, "status": S, "time": T, "spans": [[traceId, spanId,
-        name], ...], "errors": [...]} just before the answer is sent (T: time.monotonic()).
+        name], ...], "errors": [...], "detail": {"resources": [...]}} just before the answer is
+        sent (T: time.monotonic(); detail: every span as protobuf parsed it, ids in hex).
 
 The JSON is checked the way OTLP's JSON mapping differs from protobuf's: traceId, spanId and
 parentSpanId must be lower-case hex of 32 / 16 digits (protobuf would read base64: they are
@@ -156,7 +157,7 @@ class Receiver(BaseHTTPRequestHandler):
             for scope in resource["scopes"]:
                 spans += [[span["traceId"], span["spanId"], span["name"]] for span in scope["spans"]]
         self.emit({"event": "answered", "request": number, "status": status, "time": time.monotonic(),
-                   "spans": spans, "errors": errors})
+                   "spans": spans, "errors": errors, "detail": description})
         self.answer(status)
         if Receiver.close_after_answer:
             self.close_connection = True
