@@ -25,9 +25,9 @@ TEST_PACKAGES := curl ca-certificates openssl mount php-cli golang-go nodejs chr
 PYTHON := /usr/bin/python3
 export FORMGATE_PYTHON := $(PYTHON)
 # The vendors' own SDKs, the oracles of the upload-credential tests (botocore, boto3, moto
-# with its server, qiniu, oss2, cos-python-sdk-v5), come from PyPI into a virtual environment
-# `make test` creates (Debian's Python refuses `pip install` into the system, PEP 668): 67
-# packages with their dependencies, each pinned by version and sha256 in
+# with its server, qiniu, oss2, cos-python-sdk-v5), tuspy and opentelemetry-proto (the tracing
+# tests' OTLP parser), come from PyPI into a virtual environment `make test` creates (Debian's
+# Python refuses `pip install` into the system, PEP 668): 78 packages with their dependencies, each pinned by version and sha256 in
 # scripts/sdk-requirements.txt (scripts/pin-sdk-requirements.py writes it from
 # sdk-requirements.in) and installed with --require-hashes --no-deps. Without build isolation:
 # the two source packages (crcmod, oss2) build with the venv's own setuptools (Debian's), so

@@ -58,7 +58,7 @@ Every request of every measured case (and of the warm-ups) is verified by the si
 for each, the rules applied, every file byte (bench.verify). Processes are started and stopped
 by their PIDs (bench.spawn, bench.stop).
 """
-import http.client, http.server, json, os, re, resource, secrets, select, selectors, shutil, socket, statistics, \
+import http.client, http.server, json, os, queue, re, resource, secrets, select, selectors, shutil, socket, statistics, \
     sys, tempfile, threading, time
 
 # The second part's FormGate: connections it may serve (limits.connections), and how long a
@@ -496,12 +496,14 @@ def measure_uploads(bench, admin):
 
 # --- 3. tracing's cost
 class Receiver:
-    """An OTLP/HTTP receiver on loopback (threaded, keep-alive): counts the POSTs and the spans
-    in their JSON bodies; `delay` seconds before each 200."""
+    """An OTLP/HTTP receiver on loopback (threaded, keep-alive): reads each POST's body, answers
+    200 (after `delay` seconds) and hands the body to a thread of its own that counts the POSTs
+    and the spans in their JSON, so that parsing never holds the answer back."""
 
     def __init__(self, delay=0.0):
         self.lock = threading.Lock()
         self.posts = self.spans = self.bad = 0
+        self.bodies = queue.Queue()
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -509,24 +511,14 @@ class Receiver:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    document = json.loads(body)
-                    spans = sum(len(scope.get("spans", [])) for resource_spans in document.get("resourceSpans", [])
-                                for scope in resource_spans.get("scopeSpans", []))
-                    bad = 0
-                except (ValueError, AttributeError, TypeError):
-                    spans, bad = 0, 1
                 if delay:
                     time.sleep(delay)
-                with receiver.lock:
-                    receiver.posts += 1
-                    receiver.spans += spans
-                    receiver.bad += bad
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"{}")
+                receiver.bodies.put(body)
 
             def log_message(self, *arguments):
                 pass
@@ -536,14 +528,36 @@ class Receiver:
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs=dict(poll_interval=0.2), daemon=True)
         self.thread.start()
+        self.counter = threading.Thread(target=self.count, daemon=True)
+        self.counter.start()
+
+    def count(self):
+        while (body := self.bodies.get()) is not None:
+            try:
+                document = json.loads(body)
+                spans = sum(len(scope.get("spans", [])) for resource_spans in document.get("resourceSpans", [])
+                            for scope in resource_spans.get("scopeSpans", []))
+                bad = 0
+            except (ValueError, AttributeError, TypeError):
+                spans, bad = 0, 1
+            with self.lock:
+                self.posts += 1
+                self.spans += spans
+                self.bad += bad
+            self.bodies.task_done()
+        self.bodies.task_done()
 
     def counts(self):
+        """What it counted of the POSTs answered so far."""
+        self.bodies.join()
         with self.lock:
             return dict(posts=self.posts, spans=self.spans, bad=self.bad)
 
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+        self.bodies.put(None)
+        self.counter.join(10)
 
 
 def trace_counters(admin, admin_port):
@@ -574,12 +588,15 @@ def tracing_once(bench, variant, receivers, down_port, sink_port, admin, case):
         counted1 = trace_counters(admin, admin_port)
         received1 = receiver.counts() if receiver else None
     finally:
+        stopping = time.monotonic()
         bench.stop(process)
+        stopped = time.monotonic() - stopping
     for name, key in ((EXPORTED, "exported"), (DROPPED, "dropped")):
         sample[key] = counted1[name] - counted0.get(name, 0) if name in counted1 else None
     sample["received"] = received1["spans"] - received0["spans"] if receiver else None
     sample["posts"] = received1["posts"] - received0["posts"] if receiver else None
     sample["bad"] = received1["bad"] - received0["bad"] if receiver else 0
+    sample["stop"] = stopped
     sample["verified"] += warm["verified"]
     sample["bytes"] += warm["bytes"]
     problems = []
@@ -610,7 +627,7 @@ def measure_tracing(bench, sink_port, case, admin, verified):
                 print(f"bench: tracing round {round_index + 1} {variant:4} {sample['value']:,.0f} req/s p50 "
                       f"{sample['p50']:.2f} ms p99 {sample['p99']:.2f} ms, proxy CPU {sample['proxy']:.1f} µs/req, "
                       f"spans exported {shown('exported')}, dropped {shown('dropped')}, received {shown('received')} "
-                      f"in {shown('posts')} POSTs", flush=True)
+                      f"in {shown('posts')} POSTs; FormGate stopped in {sample['stop']:.1f} s", flush=True)
     finally:
         for receiver in receivers.values():
             receiver.stop()
@@ -710,7 +727,7 @@ def lines(result):
             f"part declared 1 GiB, 16 more bytes every 10 s) to a holding upstream that never answers, "
             f"`limits: {{ connections: {CONNECTIONS} }}`, `timeouts: {{ idle: {IDLE} }}`; all listed in "
             f"`in_flight` {uploads['waited']:.1f} s after the first connect; every timed answer 200 and listing "
-            f"all of them, none of the held uploads answered or closed by FormGate; slowest of {GETS} "
+            f"all of them, none of the held uploads answered or closed by FormGate; the slowest of the {GETS} took "
             f"{uploads['max']:.1f} ms (target 100 ms or less: {'met' if uploads['max'] <= TARGET_MS else 'NOT met'})")
     if tracing:
         sentences.append(
@@ -719,9 +736,12 @@ def lines(result):
             f"{seconds} s per measurement after a 1 s warm-up, counters from `/metrics` read before the window "
             f"and 1 s after it (`{EXPORTED}`, `{DROPPED}`; n/a: not written by this build)")
     body = "; ".join(sentences)
-    text += ["", provenance + (body if provenance else body[:1].upper() + body[1:]) + ". Every request of every measurement verified by the sink "
-             f"({result['verified'][0]:,} in these rows: status 200, the rules applied, every file byte); "
-             "generator, proxy, sink and the bench's readers and receivers share the cores.", ""]
+    verified = (f" Every request of every measurement verified by the sink ({result['verified'][0]:,} in these "
+                "rows, warm-ups included: status 200, the rules applied, every file byte)" + (
+                    "; the held uploads go to the holding upstream, not the sink" if uploads else "") + "; "
+                if live or tracing else " ")
+    text += [provenance + (body if provenance else body[:1].upper() + body[1:]) + "." + verified +
+             "generator, proxy, sink and the bench's readers, uploads and receivers share the cores.", ""]
     return text
 
 

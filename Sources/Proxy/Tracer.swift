@@ -7,7 +7,9 @@ import Tracing
 /// to the exporter (which queues them and returns: export happens on its own thread).
 ///
 /// The SERVER span runs from the request head to the end of the response; the CLIENT span of
-/// the upstream attempt from asking for the connection to the end of the response. Each
+/// the upstream attempt from asking for the connection to the end of the response; a CLIENT
+/// span per consultation (an auth service, Redis for a shared limit, clamd's verdict on a
+/// file) from the question to its answer. Each
 /// carries the HTTP semantic conventions' attributes, FormGate's own (`formgate.route`,
 /// `formgate.parts`, `formgate.bytes_in`, scan and strip results), and events at the first and
 /// last byte each way. Times come from the loop's millisecond clock, placed on the wall clock
@@ -71,7 +73,20 @@ final class Tracer: Sendable {
             server.set("error.type", .string(String(record.status)))
             server.status = .error(message: record.error ?? "status \(record.status)")
         }
-        guard let start = trace.upstreamStart, let target = trace.upstreamTarget else { return [server] }
+        var spans = [server]
+        for consultation in trace.consultations {
+            var span = Span(
+                context: consultation.context, name: "consult \(consultation.service)", kind: .client,
+                startTimeUnixNano: nanos(consultation.start))
+            span.endTimeUnixNano = nanos(consultation.end ?? record.finishedAt)
+            span.set("formgate.consultation", .string(consultation.service))
+            span.set("formgate.outcome", .string(consultation.outcome ?? "unanswered"))
+            if consultation.outcome == nil {
+                span.status = .error(message: "no answer before the request ended")
+            }
+            spans.append(span)
+        }
+        guard let start = trace.upstreamStart, let target = trace.upstreamTarget else { return spans }
         var upstream = Span(
             context: trace.upstream, name: method, kind: .client, startTimeUnixNano: nanos(start))
         upstream.endTimeUnixNano = nanos(record.finishedAt)
@@ -95,6 +110,7 @@ final class Tracer: Sendable {
             upstream.set("error.type", .string(record.upstreamStatus.map(String.init) ?? "no_response"))
             upstream.status = .error(message: message)
         }
-        return [server, upstream]
+        spans.append(upstream)
+        return spans
     }
 }

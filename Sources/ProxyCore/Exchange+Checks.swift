@@ -22,6 +22,7 @@ extension Exchange {
             return false
         case .held(let index, let consultation, let milliseconds):
             request.phase = .held
+            if trace != nil { trace!.consulting(consultation.service, key: index, now: now) }
             timers.start(.verdict(index), at: now + milliseconds, &actions)
             actions.append(.consultCheck(index, consultation))
             return false
@@ -36,6 +37,7 @@ extension Exchange {
         guard outcome == nil, checks.held == id else { return }
         checks.held = nil
         timers.cancel(.verdict(id), &actions)
+        if trace != nil { trace!.consulted(nil, key: id, outcome: verdict.outcome, now: now) }
         checks.sharedVerdict(verdict, index: id, route: route)
         switch verdict {
         case .release, .decideLocally:

@@ -3,7 +3,9 @@ public import UploadRules
 extension Exchange {
     /// Inspected files that ended: their verdicts are asked for (`ExchangeRequest.consultInspections`).
     mutating func consultFileInspections(now: Int64, actions: inout ActionBuffer) {
-        request.consultInspections(route?.rules.inspection, now: now, timers: &timers, &actions)
+        let asked = request.consultInspections(route?.rules.inspection, now: now, timers: &timers, &actions)
+        guard trace != nil else { return }
+        for hold in asked { trace!.consulting("clamd", key: hold.rawValue, now: now) }
     }
 
     /// The verdict on an inspected file arrived: a release lets its held output go (and the
@@ -18,6 +20,10 @@ extension Exchange {
             return
         }
         timers.cancel(.fileVerdict(hold.rawValue), &actions)
+        if trace != nil {
+            let outcome = decision.map { if case .release = $0 { "release" } else { "refuse" } } ?? "error"
+            trace!.consulted("clamd", key: hold.rawValue, outcome: outcome, now: now)
+        }
         guard let decision else {
             return fail(
                 ProxyError(.verdictTimeout, detail: "the file inspection cannot be consulted"), date: date,

@@ -115,14 +115,18 @@ extension ExchangeRequest {
 
     /// Inspected files that ended (`FileInspection`): each one's verdict is asked for, with a
     /// deadline; its final byte and everything after it wait in the rules' holds meanwhile.
+    @discardableResult
     mutating func consultInspections(
         _ inspection: (any FileInspection)?, now: Int64, timers: inout TimerSet, _ actions: inout ActionBuffer
-    ) {
-        guard multipart != nil, let inspection else { return }
+    ) -> [HoldID] {
+        guard multipart != nil, let inspection else { return [] }
+        var holds: [HoldID] = []
         for asked in multipart!.rewriter.takeVerdictRequests() {
             timers.start(
                 .fileVerdict(asked.hold.rawValue), at: now + inspection.timeoutMilliseconds, &actions)
             actions.append(.consultFile(asked, inspection))
+            holds.append(asked.hold)
         }
+        return holds
     }
 }

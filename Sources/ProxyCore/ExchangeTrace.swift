@@ -23,6 +23,27 @@ public struct ExchangeTrace: Sendable {
     public var upstreamResponseHead: Int64?
     /// Where the upstream attempt went.
     public var upstreamTarget: UpstreamURL?
+    /// The services consulted on the way (an auth service, Redis for a shared limit, clamd).
+    public var consultations: [TracedConsultation] = []
+
+    /// Starts a consultation's span (its own id, a child of the SERVER span).
+    mutating func consulting(_ service: String, key: Int, now: Int64) {
+        var generator = IDGenerator()
+        consultations.append(
+            TracedConsultation(
+                context: server.child(using: &generator), service: service, key: key, start: now))
+    }
+
+    /// Ends the open consultation `key` of `service` (any service: `nil`) with `outcome`.
+    mutating func consulted(_ service: String?, key: Int, outcome: String, now: Int64) {
+        guard
+            let index = consultations.lastIndex(where: {
+                ($0.service == service || service == nil) && $0.key == key && $0.end == nil
+            })
+        else { return }
+        consultations[index].end = now
+        consultations[index].outcome = outcome
+    }
 
     /// The trace of a request whose head carries `headers`, when `sampler` samples it.
     static func start(
@@ -31,5 +52,43 @@ public struct ExchangeTrace: Sendable {
         let server = sampler.serverContext(incoming: TraceParent(headers: headers), using: &generator)
         guard server.sampled else { return nil }
         return ExchangeTrace(server: server, upstream: server.child(using: &generator))
+    }
+}
+
+/// One consultation of a traced request: an auth service's verdict, a shared limit's Redis
+/// decision, a scanner's verdict on a file.
+public struct TracedConsultation: Sendable {
+    /// Its CLIENT span's context.
+    public var context: SpanContext
+    /// `auth_service`, `redis` or `clamd`.
+    public var service: String
+    /// Which of the request's consultations of the service (a check's index, a hold).
+    public var key: Int
+    /// When it was asked, and answered (nil: never, the request ended first).
+    public var start: Int64
+    public var end: Int64?
+    /// `release`, `refuse`, `abort`, `local` (decided without the service), or none.
+    public var outcome: String?
+}
+
+extension Consultation {
+    /// The service a traced consultation asks.
+    var service: String {
+        switch self {
+        case .authService: "auth_service"
+        case .sharedLimit: "redis"
+        }
+    }
+}
+
+extension Verdict {
+    /// A traced consultation's outcome.
+    var outcome: String {
+        switch self {
+        case .release: "release"
+        case .decideLocally: "local"
+        case .refuse: "refuse"
+        case .abort: "abort"
+        }
     }
 }

@@ -117,6 +117,50 @@ import Testing
         #expect(!streams.contains(parentID), "the client's span id went upstream")
     }
 
+    @Test func consultationsHaveTheirOwnClientSpans() throws {
+        let receiver = try Self.receiver()
+        defer { receiver.stop() }
+        let service = try ServerProcess(
+            try python3(), [UpstreamServerTests.resources.appendingPathComponent("auth_service.py").path])
+        defer { service.stop() }
+        let scanner = try FakeScanner(reply: Array("stream: OK\0".utf8))
+        defer { scanner.stop() }
+        let upstream = try FakeUpstream(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        defer { upstream.stop() }
+        let proxy = try startProxy(
+            """
+            admin: 127.0.0.1:0
+            upstream: \(upstream.url)
+            tracing: { otlp: "\(receiver.url)", sample: 1 }
+            scanners:
+              clamd: { address: \(scanner.address), timeout: 10s }
+            routes:
+              - name: checked
+                match: { path: /upload }
+                auth: { request: { url: "http://127.0.0.1:\(service.port)/check", timeout: 2s, identity_headers: [X-User-Id] } }
+                multipart: { scan: { clamd: default } }
+
+            """, workers: 1)
+        #expect(try Self.post(proxy.port, headers: "Authorization: Bearer alice\r\n", body: Self.body) == 200)
+        proxy.stop()
+        let (spans, errors) = Self.received(receiver)
+        #expect(errors.isEmpty, "\(errors)")
+        let server = try #require(spans.first { $0["kind"] as? Int == 2 }, "\(spans)")
+        let names = spans.filter { $0["kind"] as? Int == 3 }.compactMap { $0["name"] as? String }.sorted()
+        #expect(names == ["POST", "consult auth_service", "consult clamd"], "\(spans)")
+        for span in spans where span["kind"] as? Int == 3 {
+            #expect(span["parentSpanId"] as? String == server["spanId"] as? String)
+            #expect(span["traceId"] as? String == server["traceId"] as? String)
+        }
+        let auth = try #require(spans.first { $0["name"] as? String == "consult auth_service" })
+        #expect(Self.attribute(auth, "formgate.outcome") == "release")
+        #expect(Self.attribute(server, "formgate.identity") == "alice")
+        #expect(Self.attribute(server, "formgate.scan") == "clean")
+        // No credential in any span: the bearer token is the identity here ("alice"), so the
+        // header itself is what must be absent.
+        #expect(!"\(spans)".contains("Bearer"))
+    }
+
     @Test func sampleZeroExportsNothingAndForwardsTheClientsTraceparent() throws {
         let receiver = try Self.receiver()
         defer { receiver.stop() }
