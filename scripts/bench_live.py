@@ -502,7 +502,8 @@ class Receiver:
 
     def __init__(self, delay=0.0):
         self.lock = threading.Lock()
-        self.posts = self.spans = self.bad = 0
+        self.posts = self.spans = self.bad = self.bytes = 0
+        self.busy = 0.0  # seconds spent reading and answering POSTs
         self.bodies = queue.Queue()
         receiver = self
 
@@ -510,6 +511,7 @@ class Receiver:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self):
+                began = time.perf_counter()
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if delay:
                     time.sleep(delay)
@@ -518,6 +520,8 @@ class Receiver:
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"{}")
+                with receiver.lock:
+                    receiver.busy += time.perf_counter() - began - delay
                 receiver.bodies.put(body)
 
             def log_message(self, *arguments):
@@ -544,6 +548,7 @@ class Receiver:
                 self.posts += 1
                 self.spans += spans
                 self.bad += bad
+                self.bytes += len(body)
             self.bodies.task_done()
         self.bodies.task_done()
 
@@ -551,7 +556,7 @@ class Receiver:
         """What it counted of the POSTs answered so far."""
         self.bodies.join()
         with self.lock:
-            return dict(posts=self.posts, spans=self.spans, bad=self.bad)
+            return dict(posts=self.posts, spans=self.spans, bad=self.bad, bytes=self.bytes, busy=self.busy)
 
     def stop(self):
         self.server.shutdown()
@@ -597,6 +602,9 @@ def tracing_once(bench, variant, receivers, down_port, sink_port, admin, case):
     sample["posts"] = received1["posts"] - received0["posts"] if receiver else None
     sample["bad"] = received1["bad"] - received0["bad"] if receiver else 0
     sample["stop"] = stopped
+    sample["killed"] = process.returncode == -9
+    sample["post_bytes"] = (received1["bytes"] - received0["bytes"]) / sample["posts"] if sample["posts"] else None
+    sample["busy"] = received1["busy"] - received0["busy"] if receiver else None
     sample["verified"] += warm["verified"]
     sample["bytes"] += warm["bytes"]
     problems = []
@@ -627,7 +635,10 @@ def measure_tracing(bench, sink_port, case, admin, verified):
                 print(f"bench: tracing round {round_index + 1} {variant:4} {sample['value']:,.0f} req/s p50 "
                       f"{sample['p50']:.2f} ms p99 {sample['p99']:.2f} ms, proxy CPU {sample['proxy']:.1f} µs/req, "
                       f"spans exported {shown('exported')}, dropped {shown('dropped')}, received {shown('received')} "
-                      f"in {shown('posts')} POSTs; FormGate stopped in {sample['stop']:.1f} s", flush=True)
+                      f"in {shown('posts')} POSTs of {shown('post_bytes')} bytes (the receiver busy "
+                      f"{'n/a' if sample['busy'] is None else format(sample['busy'], '.2f')} s answering them); FormGate "
+                      f"stopped in {sample['stop']:.1f} s{' (killed: no exit within 20 s of SIGTERM)' if sample['killed'] else ''}",
+                      flush=True)
     finally:
         for receiver in receivers.values():
             receiver.stop()
@@ -738,10 +749,10 @@ def lines(result):
     body = "; ".join(sentences)
     verified = (f" Every request of every measurement verified by the sink ({result['verified'][0]:,} in these "
                 "rows, warm-ups included: status 200, the rules applied, every file byte)" + (
-                    "; the held uploads go to the holding upstream, not the sink" if uploads else "") + "; "
-                if live or tracing else " ")
+                    "; the held uploads go to the holding upstream, not the sink" if uploads else "") + "."
+                if live or tracing else "")
     text += [provenance + (body if provenance else body[:1].upper() + body[1:]) + "." + verified +
-             "generator, proxy, sink and the bench's readers, uploads and receivers share the cores.", ""]
+             " Generator, proxy, sink and the bench's reader, held uploads and receivers share the cores.", ""]
     return text
 
 
