@@ -74,7 +74,11 @@ them alone), BENCH_STRIP_MIB (64) and BENCH_STRIP_UPLOADS (16: the JPEG's size a
 BENCH_SHARED (1: the shared rate-limit row, scripts/bench_shared.py, after the inspection rows: the 4 KiB case
 through the rules route with `rate_limit` per process beside the same limit with `shared: true` against a
 redis-server the script starts; req/s, proxy CPU, Redis commands and Redis CPU per request; 0 skips it;
-`scripts/bench_shared.py` runs it alone), BENCH_REDIS_TIMEOUT (1s: its `redis: { timeout }`), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
+`scripts/bench_shared.py` runs it alone), BENCH_REDIS_TIMEOUT (1s: its `redis: { timeout }`), BENCH_LIVE (1: the
+live view and tracing rows, scripts/bench_live.py, after the shared rate-limit row: the 4 KiB case through the rules
+route without and with a reader of `/uploads/events`, `GET /uploads` timed under 1,000 uploads in flight, and the
+4 KiB case with `tracing:` off and against an OTLP receiver answering at once, one down and one slow; 0 skips them;
+`scripts/bench_live.py` runs them alone), BENCH_LIVE_UPLOADS (1000: the uploads held in flight), BENCH_BINARY (the formgate binary, copied into the run directory at the start),
 BENCH_CORRUPT (N: the generator flips one file byte in every Nth upload after hashing; the
 run must then fail), BENCH_BASELINE (a file holding an earlier README bench block to compare
 with, so several runs compare with the same one; default: README.md's block before this run
@@ -83,7 +87,7 @@ the cases or candidates, or with BENCH_CORRUPT, prints its tables and leaves the
 """
 import json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, time
 
-import bench_inspection, bench_shared, bench_tus
+import bench_inspection, bench_live, bench_shared, bench_tus
 
 # The generator's multipart boundary (scripts/bench/payload: Boundary), for h2load's content type.
 BOUNDARY = "BenchBoundary-7MA4YWxkTrZu0gW-kq9"
@@ -960,6 +964,13 @@ def main():
         shared = bench_shared.measure(sys.modules[__name__], sink_port, table["small"][1])
         verified[0] += shared["verified"][0]
         verified[1] += shared["verified"][1]
+    live = None
+    if "rules" in candidates and "small" in cases and not partial and os.environ.get("BENCH_LIVE", "1") != "0":
+        # The live view and tracing rows (scripts/bench_live.py): 4 KiB uploads with and without a reader of
+        # /uploads/events, GET /uploads under 1,000 uploads in flight, 4 KiB uploads with tracing.
+        live = bench_live.measure(sys.modules[__name__], sink_port, table["small"][1])
+        verified[0] += live["verified"][0]
+        verified[1] += live["verified"][1]
     timing = dict(elapsed=time.time() - began, load_before=load_before, load_after=loadavg())
     profile = None if partial else profile_phase(sink_port)
     h1_cases, h2_cases = [key for key in cases if key not in H2_CASES], [key for key in cases if key in H2_CASES]
@@ -977,7 +988,7 @@ def main():
     rules_1x = results.get("1x", {}).get("rules")
     rules_figures = dict(value=median_of(rules_1x, "value"), proxy=median_of(rules_1x, "proxy")) if rules_1x else None
     tus_lines = (bench_tus.lines(tus, rules_figures, mib(large_mib)) + bench_inspection.lines(inspection, mib(large_mib))
-                 + bench_shared.lines(shared))
+                 + bench_shared.lines(shared) + bench_live.lines(live))
     print("\n".join(tus_lines))
     write_docs(results, cases, table, tables, parser_table, memory, verified, timing, measured, profile, against,
                tus_lines)

@@ -44,9 +44,13 @@ needs a token: `admin: { listen: 127.0.0.1:PORT, token_file: FILE }`, FILE a tem
    `tracing: { otlp: http://127.0.0.1:PORT/v1/traces, sample: 1 }` against (a) a receiver that
    answers 200 at once, (b) a port nothing listens on, (c) a receiver that sleeps 2 s before
    each 200. The receivers are Python http.servers of this process (threaded, keep-alive) that
-   parse each POST's JSON body and count its spans (resourceSpans[].scopeSpans[].spans). Each
+   read each POST's body, hand it to a thread that parses its JSON and counts
+   its spans (resourceSpans[].scopeSpans[].spans), and answer, so parsing never delays an answer. Each
    measurement: a 1 s warm-up, BENCH_SMALL_SECONDS measured, then 1 s for the exporter's batches
-   in flight before FormGate's `/metrics` is read. Reported: req/s, proxy CPU µs per request,
+   in flight before FormGate's `/metrics` is read. Every config of this part has
+   `timeouts: { drain: 5s }`: stopped by SIGTERM, FormGate gives its exporter what is left of the
+   drain to send what it holds, and against a receiver down or slow it takes all of it (with the
+   default 30 s, longer than bench.stop waits before SIGKILL). Reported: req/s, proxy CPU µs per request,
    the ratios to tracing off, `formgate_trace_spans_exported_total` and
    `formgate_trace_spans_dropped_total` over the window (from the metrics read before the
    window to the one 1 s after it; "n/a" while FormGate does not write them) and the spans the
@@ -70,6 +74,9 @@ GETS = 20
 TARGET_RATIO = 0.95
 TARGET_MS = 100.0
 SLOW_SECONDS = 2.0
+# The third part's `timeouts.drain` (default 30 s): on SIGTERM the exporter gets what is left of
+# it to send its queue, and against a receiver that is down or slow it takes all of it.
+DRAIN = "5s"
 PARTS = ("live", "uploads", "tracing")
 VIEWS = ("without", "with")
 VIEW_LABELS = {"without": "no reader", "with": "one reader of `/uploads/events`"}
@@ -496,9 +503,9 @@ def measure_uploads(bench, admin):
 
 # --- 3. tracing's cost
 class Receiver:
-    """An OTLP/HTTP receiver on loopback (threaded, keep-alive): reads each POST's body, answers
-    200 (after `delay` seconds) and hands the body to a thread of its own that counts the POSTs
-    and the spans in their JSON, so that parsing never holds the answer back."""
+    """An OTLP/HTTP receiver on loopback (threaded, keep-alive): reads each POST's body, hands it
+    to a thread of its own that counts the POSTs and the spans in their JSON (so that parsing
+    never holds the answer back) and answers 200, after `delay` seconds."""
 
     def __init__(self, delay=0.0):
         self.lock = threading.Lock()
@@ -513,6 +520,7 @@ class Receiver:
             def do_POST(self):
                 began = time.perf_counter()
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.bodies.put(body)  # counted before FormGate can count it exported
                 if delay:
                     time.sleep(delay)
                 self.send_response(200)
@@ -522,7 +530,6 @@ class Receiver:
                 self.wfile.write(b"{}")
                 with receiver.lock:
                     receiver.busy += time.perf_counter() - began - delay
-                receiver.bodies.put(body)
 
             def log_message(self, *arguments):
                 pass
@@ -580,8 +587,8 @@ def tracing_once(bench, variant, receivers, down_port, sink_port, admin, case):
     port, admin_port = bench.free_port(), bench.free_port()
     receiver = receivers.get(variant)
     target = receiver.port if receiver else down_port
-    extra = ("" if variant == "off" else
-             f"tracing: {{ otlp: http://127.0.0.1:{target}/v1/traces, sample: 1 }}\n")
+    extra = f"timeouts: {{ drain: {DRAIN} }}\n" + ("" if variant == "off" else
+                                                  f"tracing: {{ otlp: http://127.0.0.1:{target}/v1/traces, sample: 1 }}\n")
     process = start_formgate(bench, f"live-tracing-{variant}", config(bench, port, sink_port, admin_port, admin, extra),
                              port, admin_port)
     try:
@@ -744,8 +751,12 @@ def lines(result):
         sentences.append(
             f"tracing: `tracing: {{ otlp: http://127.0.0.1:PORT/v1/traces, sample: 1 }}` against receivers "
             "started by the bench (Python http.servers counting the spans of each POST's OTLP JSON), "
+            f"`timeouts: {{ drain: {DRAIN} }}` (the exporter's time to flush on SIGTERM, for the bench's stops), "
             f"{seconds} s per measurement after a 1 s warm-up, counters from `/metrics` read before the window "
-            f"and 1 s after it (`{EXPORTED}`, `{DROPPED}`; n/a: not written by this build)")
+            f"and 1 s after it (`{EXPORTED}`, `{DROPPED}`; the receiver's count over the same interval may differ "
+            "from the exported count by a batch of 512 at its edges"
+            + ("; n/a: not written by this build" if any(tracing[variant][key] is None for variant in ("fast", "down", "slow")
+                                                         for key in ("exported", "dropped")) else "") + ")")
     body = "; ".join(sentences)
     verified = (f" Every request of every measurement verified by the sink ({result['verified'][0]:,} in these "
                 "rows, warm-ups included: status 200, the rules applied, every file byte)" + (

@@ -7,7 +7,10 @@ public import TraceContext
 /// last byte each way, which become the spans' events. The shell builds the spans from it and
 /// the access record when the exchange ends (`AccessRecord.trace`); an unsampled request has
 /// none, and its client's `traceparent` goes upstream untouched.
-public struct ExchangeTrace: Sendable {
+///
+/// A class: the exchange and its access record hold one reference (a struct this size was
+/// copied into every record and every `.finish` action); only the exchange's loop mutates it.
+public final class ExchangeTrace: @unchecked Sendable {
     /// The SERVER span.
     public var server: SpanContext
     /// The CLIENT span of the upstream attempt (a child of `server`).
@@ -26,8 +29,13 @@ public struct ExchangeTrace: Sendable {
     /// The services consulted on the way (an auth service, Redis for a shared limit, clamd).
     public var consultations: [TracedConsultation] = []
 
+    init(server: SpanContext, upstream: SpanContext) {
+        self.server = server
+        self.upstream = upstream
+    }
+
     /// Starts a consultation's span (its own id, a child of the SERVER span).
-    mutating func consulting(_ service: String, key: Int, now: Int64) {
+    func consulting(_ service: String, key: Int, now: Int64) {
         var generator = IDGenerator()
         consultations.append(
             TracedConsultation(
@@ -35,7 +43,7 @@ public struct ExchangeTrace: Sendable {
     }
 
     /// Ends the open consultation `key` of `service` (any service: `nil`) with `outcome`.
-    mutating func consulted(_ service: String?, key: Int, outcome: String, now: Int64) {
+    func consulted(_ service: String?, key: Int, outcome: String, now: Int64) {
         guard
             let index = consultations.lastIndex(where: {
                 ($0.service == service || service == nil) && $0.key == key && $0.end == nil
