@@ -13,6 +13,8 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
     var answered = false
     /// Whether the connection is an event stream reader.
     private var streaming = false
+    /// Whether the request was a HEAD (the answer has no body).
+    private var headOnly = false
 
     /// Fields every admin answer carries: nothing cached, nothing sniffed, no referrer.
     static let commonFields =
@@ -47,6 +49,7 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
             return respond(400, "bad request\n")
         }
         answered = true
+        headOnly = head.method == "HEAD"
         let path = head.path.prefix { $0 != "?" }
         guard server.authorized(head, path: path) else {
             return respond(
@@ -72,6 +75,10 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
             respond(200, String(decoding: feed.snapshot(), as: UTF8.self), contentType: "application/json")
         case "/uploads/events":
             guard let feed = server.feed else { return respond(503, "starting\n") }
+            guard !headOnly else { return respond(200, "", contentType: "text/event-stream") }
+            guard feed.readerCount < LiveFeed.maxReaders else {
+                return respond(503, "too many readers of the event stream (\(LiveFeed.maxReaders))\n")
+            }
             streaming = true
             socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 10_000)
             socket.output.add(
@@ -115,7 +122,7 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
             "HTTP/1.1 \(status) \(ProxyError.reasonPhrase(status))\r\nContent-Type: \(contentType)\r\n"
                 + Self.commonFields + extra
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n")
-        socket.output.add(body)
+        if !headOnly { socket.output.add(body) }
     }
 
     private func close() {

@@ -18,6 +18,8 @@ final class LiveFeed {
     static let readerLimit = 1 << 20
     /// The finished uploads a snapshot lists.
     static let finishedShown = 100
+    /// The most event stream readers at once (more get 503).
+    static let maxReaders = 64
 
     let boards: [LiveBoard]
     private var timer: Timer?
