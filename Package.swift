@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "Inspection", targets: ["Inspection"]),
         // The Redis protocol (RESP2) codec.
         .library(name: "SharedState", targets: ["SharedState"]),
+        // W3C trace context: ids, traceparent, sampling (for the traceparent fuzz target).
+        .library(name: "TraceContext", targets: ["TraceContext"]),
         .executable(name: "formgate", targets: ["formgate"]),
         .executable(name: "multipart-bench", targets: ["MultipartBench"]),
         .executable(name: "jwt-bench", targets: ["JWTBench"]),

@@ -51,6 +51,13 @@ let package = Package(
                 .product(name: "HTTPCore", package: "FormGate"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzTraceParent",
+            dependencies: [
+                .product(name: "TraceContext", package: "FormGate"),
+                .product(name: "HTTPCore", package: "FormGate"),
+            ],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,7 +36,8 @@ import provenance  # noqa: E402
 
 root = provenance.root
 runs = provenance.RUNS
-TARGETS = ["FuzzMultipart", "FuzzHeaderValues", "FuzzHTTPHead", "FuzzChunked", "FuzzJWT", "FuzzH2", "FuzzTus", "FuzzStrip", "FuzzRESP"]
+TARGETS = ["FuzzMultipart", "FuzzHeaderValues", "FuzzHTTPHead", "FuzzChunked", "FuzzJWT", "FuzzH2", "FuzzTus", "FuzzStrip", "FuzzRESP",
+           "FuzzTraceParent"]
 MIN_FUZZ_RUNS = int(os.environ.get("ROBUSTNESS_MIN_FUZZ_RUNS", "10000000"))
 MIN_SOAK_SECONDS = int(os.environ.get("ROBUSTNESS_MIN_SOAK_SECONDS", "1800"))
 ALLOW_DIRTY = os.environ.get("ROBUSTNESS_ALLOW_DIRTY") == "1"

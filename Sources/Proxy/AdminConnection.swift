@@ -3,6 +3,10 @@ import HTTP1
 import HTTPIO
 import ProxyCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One admin request: read the head, check the token, answer, close — or, for
 /// `/uploads/events`, stay open as an event stream reader (`LiveFeed`).
 final class AdminConnection: BufferedSocketDelegate, LiveReader {
@@ -68,7 +72,9 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
         case "/healthz":
             respond(200, "ok\n")
         case "/metrics":
-            respond(200, server.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            respond(
+                200, server.metrics.render() + (server.feed?.renderMetrics() ?? ""),
+                contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/uploads":
             guard let feed = server.feed else { return respond(503, "starting\n") }
             feed.tick()
@@ -80,6 +86,9 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
                 return respond(503, "too many readers of the event stream (\(LiveFeed.maxReaders))\n")
             }
             streaming = true
+            // The kernel's share of a slow reader's backlog is bounded too (64 KiB asked for).
+            var sendBuffer: Int32 = 64 * 1024
+            setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
             socket.setTimeouts(readMilliseconds: 0, writeMilliseconds: 10_000)
             socket.output.add(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\(Self.commonFields)Connection: close\r\n\r\n"
@@ -100,6 +109,8 @@ final class AdminConnection: BufferedSocketDelegate, LiveReader {
         guard streaming else { return }
         guard socket.output.count + bytes.count <= LiveFeed.readerLimit else {
             // A reader that does not keep up is dropped, not buffered.
+            streaming = false
+            server.feed?.dropped(self)
             return close()
         }
         socket.output.add(bytes)

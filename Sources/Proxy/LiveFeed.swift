@@ -2,6 +2,10 @@ import EventLoop
 import HTTPCore
 import ProxyCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The admin's side of the live view, on the admin thread: every `interval` it reads the
 /// workers' boards (never stopping a worker), keeps each upload's rate, and sends the Server-
 /// Sent Events of `GET /uploads/events` to its readers — an `upload` event when an upload is
@@ -14,8 +18,14 @@ import ProxyCore
 final class LiveFeed {
     /// How often the boards are read (milliseconds).
     static let interval: Int64 = 500
-    /// The most unsent bytes a reader may hold.
-    static let readerLimit = 1 << 20
+    /// The most unsent bytes a reader may hold (1 MiB; a test may lower it with
+    /// `FORMGATE_TEST_LIVE_READER_LIMIT`, bytes).
+    static let readerLimit: Int = {
+        guard let text = getenv("FORMGATE_TEST_LIVE_READER_LIMIT"), let value = Int(String(cString: text)),
+            value > 0
+        else { return 1 << 20 }
+        return value
+    }()
     /// The finished uploads a snapshot lists.
     static let finishedShown = 100
     /// The most event stream readers at once (more get 503).
@@ -32,6 +42,8 @@ final class LiveFeed {
     /// The last finished uploads (newest last), at most `finishedShown`.
     private var recentFinished: [(worker: Int, record: LiveFinishedRecord)] = []
     private let clock: () -> Int64
+    /// Readers dropped for falling behind, since the start.
+    private(set) var droppedReaders = 0
 
     struct UploadKey: Hashable {
         var worker: Int
@@ -69,6 +81,20 @@ final class LiveFeed {
 
     func remove(_ reader: any LiveReader) {
         readers[ObjectIdentifier(reader)] = nil
+    }
+
+    /// `reader` fell more than `readerLimit` behind and is being closed.
+    func dropped(_ reader: any LiveReader) {
+        droppedReaders += 1
+        remove(reader)
+    }
+
+    /// The live view's series for `/metrics` (admin thread).
+    func renderMetrics() -> String {
+        "# HELP formgate_live_readers Readers of /uploads/events.\n# TYPE formgate_live_readers gauge\n"
+            + "formgate_live_readers \(readers.count)\n"
+            + "# HELP formgate_live_readers_dropped_total Readers of /uploads/events dropped for falling behind.\n"
+            + "# TYPE formgate_live_readers_dropped_total counter\nformgate_live_readers_dropped_total \(droppedReaders)\n"
     }
 
     /// Readers connected now.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The admin's live upload view (issue 32): `GET /uploads` and `GET /uploads/events` list the
 /// uploads in flight on every worker with their stages and moving byte counts, then the
 /// finished ones with their statuses; the admin token guards every admin answer, and no
@@ -146,6 +150,77 @@ import Testing
                 #expect(!answer.contains(secret), "an admin answer holds a secret: \(answer.prefix(300))")
             }
         }
+    }
+
+    @Test func aReaderThatDoesNotReadIsDroppedNotBuffered() throws {
+        let upstream = try FakeUpstream(.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        defer { upstream.stop() }
+        let path = NSTemporaryDirectory() + "formgate-live-drop-\(UUID().uuidString.prefix(8)).yaml"
+        try "admin: 127.0.0.1:0\nupstream: \(upstream.url)\nworkers: 1\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["FORMGATE_TEST_LIVE_READER_LIMIT"] = "8192"
+        let proxy = try ServerProcess(
+            formgateBinary, ["run", "-c", path], environment: environment, removingAtStop: [path])
+        defer { proxy.stop() }
+        let adminPort = try #require(proxy.adminPort)
+        // A reader with a tiny receive window that never reads.
+        let reader = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(reader) }
+        var small: Int32 = 1024
+        setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(adminPort).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(reader, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(connected == 0)
+        let request = Array("GET /uploads/events HTTP/1.1\r\nHost: admin\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(reader, $0.baseAddress, $0.count, 0) }
+        #expect(eventually { (try? proxy.metric("formgate_live_readers")) == 1 })
+        // Finished uploads make events; the reader falls behind and is dropped.
+        let client = try RawClient(port: proxy.port)
+        let body = LiveRig.multipart(2048, filename: String(repeating: "n", count: 120) + ".bin")
+        var uploads = 0
+        while uploads < 20_000, (try? proxy.metric("formgate_live_readers_dropped_total")) ?? 0 == 0 {
+            for _ in 0..<100 {
+                client.send(
+                    "POST /upload HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: \(body.count)\r\n\r\n"
+                )
+                client.send(body)
+                #expect(client.readResponse()?.status == 200)
+            }
+            uploads += 100
+        }
+        #expect(try proxy.metric("formgate_live_readers_dropped_total") == 1, "after \(uploads) uploads")
+        #expect(try proxy.metric("formgate_live_readers") == 0)
+        // Its connection ends: what the kernel held, then the end.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(reader, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var total = 0
+        var ended = false
+        while true {
+            let count = recv(reader, &buffer, buffer.count, 0)
+            if count == 0 || (count < 0 && errno == ECONNRESET) {
+                ended = true
+                break
+            }
+            if count < 0 { break }
+            total += count
+        }
+        #expect(ended, "the dropped reader's connection stayed open after \(total) bytes")
+        #expect(try LiveViewTests.adminStatus(adminPort, "/uploads") == 200)
+    }
+
+    static func adminStatus(_ port: Int, _ path: String) throws -> Int {
+        let client = try RawClient(port: port)
+        client.send("GET \(path) HTTP/1.1\r\nHost: admin\r\n\r\n")
+        return try #require(client.readResponse()).status
     }
 
     @Test func openProbesAnswerWithoutTheToken() throws {
