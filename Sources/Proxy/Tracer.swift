@@ -22,14 +22,13 @@ final class Tracer: Sendable {
         self.exporter = exporter
     }
 
-    /// Exports `record`'s spans, if it was sampled; `now` is the loop's clock.
+    /// Queues `record`'s spans, if it was sampled; `now` is the loop's clock. The spans are
+    /// built on the export thread (`ExchangeSpans`): the loop only queues.
     func export(_ record: AccessRecord, client: SocketAddress, now: Int64) {
         guard let trace = record.trace else { return }
-        for span in Self.spans(
-            record, trace: trace, client: client.host, now: now, wall: WallClock.nowUnixNano())
-        {
-            exporter.submit(span)
-        }
+        exporter.submit(
+            ExchangeSpans(
+                record: record, trace: trace, client: client.host, now: now, wall: WallClock.nowUnixNano()))
     }
 
     /// The spans of a sampled exchange: its SERVER span, then its upstream attempt's CLIENT
@@ -112,5 +111,23 @@ final class Tracer: Sendable {
         }
         spans.append(upstream)
         return spans
+    }
+}
+
+/// An ended exchange's spans, built when the exporter sends them (`SpanSource`). The trace is
+/// no longer touched by its loop once the exchange ended.
+struct ExchangeSpans: SpanSource {
+    let record: AccessRecord
+    let trace: ExchangeTrace
+    let client: String
+    let now: Int64
+    let wall: UInt64
+
+    var spanCount: Int {
+        1 + trace.consultations.count + (trace.upstreamStart != nil && trace.upstreamTarget != nil ? 1 : 0)
+    }
+
+    func spans() -> [Span] {
+        Tracer.spans(record, trace: trace, client: client, now: now, wall: wall)
     }
 }

@@ -1,4 +1,5 @@
 import TraceContext
+
 /// The export thread: batching (`run`) and one batch's delivery with its retries (`deliver`).
 extension SpanExporter {
     /// The thread's body: waits for a full batch, the batch delay or `shutdown`; sends; ends
@@ -7,6 +8,7 @@ extension SpanExporter {
         var connection: OTLPConnection?
         var random = IDGenerator()
         var batch: [Span] = []
+        var taken: [SpanQueue.Entry] = []
         signal.lock()
         while true {
             let now = WallClock.monotonicNano()
@@ -18,11 +20,14 @@ extension SpanExporter {
                 if queue.isEmpty { signal.wait() } else { signal.wait(until: due) }
                 continue
             }
-            queue.pop(upTo: batchSize, into: &batch)
+            queue.pop(upTo: batchSize, into: &taken)
             // What stays waits a full delay from now (the next batch, if it fills, goes sooner).
             if !queue.isEmpty { oldestQueuedAt = now }
             let current = settings
             signal.unlock()
+            // Deferred spans are built here, outside the lock the loops queue under.
+            for entry in taken { entry.append(to: &batch) }
+            taken.removeAll(keepingCapacity: true)
             deliver(batch, settings: current, connection: &connection, random: &random)
             batch.removeAll(keepingCapacity: true)
             signal.lock()

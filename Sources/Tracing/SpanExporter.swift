@@ -58,16 +58,29 @@ public final class SpanExporter: @unchecked Sendable {
     /// Queues `span` for export; drops and counts it when the queue is full or the exporter
     /// has shut down. Any thread; returns without waiting for I/O.
     public func submit(_ span: Span) {
+        submit(entry: .span(span))
+    }
+
+    /// Queues `source`, whose spans the export thread builds when it sends them; drops and
+    /// counts them when they do not fit. Any thread; returns without waiting for I/O, and
+    /// without building a span.
+    public func submit(_ source: any SpanSource) {
+        submit(entry: .deferred(source))
+    }
+
+    private func submit(entry: SpanQueue.Entry) {
+        let spans = entry.spanCount
         signal.lock()
-        guard !closed, queue.push(span) else {
+        guard !closed, queue.push(entry: entry) else {
             signal.unlock()
-            droppedSpans.add(1, ordering: .relaxed)
+            droppedSpans.add(spans, ordering: .relaxed)
             return
         }
-        if queue.count == 1 {
+        if queue.count == spans {
             oldestQueuedAt = WallClock.monotonicNano()
             signal.signal()
-        } else if queue.count == max(1, settings.batchSize) {
+        } else if queue.count >= max(1, settings.batchSize), queue.count - spans < max(1, settings.batchSize)
+        {
             signal.signal()
         }
         signal.unlock()

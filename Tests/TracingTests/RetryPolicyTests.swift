@@ -1,6 +1,7 @@
+import Foundation
 import Testing
-
 import TraceContext
+
 @testable import Tracing
 
 /// The retry rules of an export, without sockets.
@@ -82,5 +83,42 @@ import TraceContext
         #expect(removed > 0 && queue.isEmpty)
         queue.pop(upTo: 10, into: &batch)
         #expect(SpanQueue(capacity: 0).capacity == 1)
+    }
+
+    /// Deferred sources count their spans against the capacity, are never built when they do
+    /// not fit, and come out whole (a source is never split across batches).
+    @Test func deferredSourcesCountTheirSpansAndAreBuiltOnlyWhenTaken() {
+        var queue = SpanQueue(capacity: 5)
+        let built = BuildCounter()
+        let first = queue.push(entry: .deferred(Source(count: 3, built: built)))
+        #expect(first)
+        let second = queue.push(entry: .deferred(Source(count: 3, built: built)))
+        #expect(!second, "6 spans in 5")
+        let spans = queue.push(Self.span(0)) && queue.push(Self.span(1))
+        #expect(spans)
+        #expect(queue.count == 5 && built.value == 0)
+        var taken: [SpanQueue.Entry] = []
+        queue.pop(upTo: 2, into: &taken)
+        #expect(taken.count == 1 && queue.count == 2, "the source came out whole, past the limit")
+        var batch: [Span] = []
+        for entry in taken { entry.append(to: &batch) }
+        #expect(batch.count == 3 && built.value == 1)
+    }
+}
+
+private final class BuildCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+}
+
+private struct Source: SpanSource {
+    let count: Int
+    let built: BuildCounter
+    var spanCount: Int { count }
+    func spans() -> [Span] {
+        built.add()
+        return (0..<count).map { SpanQueueTests.span(100 + $0) }
     }
 }
