@@ -80,9 +80,12 @@ DRAIN = "5s"
 PARTS = ("live", "uploads", "tracing")
 VIEWS = ("without", "with")
 VIEW_LABELS = {"without": "no reader", "with": "one reader of `/uploads/events`"}
-TRACINGS = ("off", "fast", "down", "slow")
+TRACINGS = ("off", "fast", "down", "slow", "down10")
 TRACING_LABELS = {"off": "`tracing:` off", "fast": "receiver answering 200 at once",
-                  "down": "receiver down (nothing listens)", "slow": f"slow receiver ({SLOW_SECONDS:.0f} s per 200)"}
+                  "down": "receiver down (nothing listens)", "slow": f"slow receiver ({SLOW_SECONDS:.0f} s per 200)",
+                  "down10": "receiver down, `sample: 0.1`"}
+# The sampling ratio of each variant (the rest sample every request).
+SAMPLES = {"down10": "0.1"}
 EXPORTED = "formgate_trace_spans_exported_total"
 DROPPED = "formgate_trace_spans_dropped_total"
 
@@ -588,7 +591,8 @@ def tracing_once(bench, variant, receivers, down_port, sink_port, admin, case):
     receiver = receivers.get(variant)
     target = receiver.port if receiver else down_port
     extra = f"timeouts: {{ drain: {DRAIN} }}\n" + ("" if variant == "off" else
-                                                  f"tracing: {{ otlp: http://127.0.0.1:{target}/v1/traces, sample: 1 }}\n")
+                                                  f"tracing: {{ otlp: http://127.0.0.1:{target}/v1/traces, "
+                                                  f"sample: {SAMPLES.get(variant, '1')} }}\n")
     process = start_formgate(bench, f"live-tracing-{variant}", config(bench, port, sink_port, admin_port, admin, extra),
                              port, admin_port)
     try:
@@ -617,7 +621,7 @@ def tracing_once(bench, variant, receivers, down_port, sink_port, admin, case):
     problems = []
     if variant == "fast" and sample["exported"] is not None and not sample["exported"] > 0:
         problems.append(f"{EXPORTED} counted {sample['exported']:.0f} spans over the window with a receiver answering 200")
-    if variant == "down" and sample["dropped"] is not None and not sample["dropped"] > 0:
+    if variant in ("down", "down10") and sample["dropped"] is not None and not sample["dropped"] > 0:
         problems.append(f"{DROPPED} counted {sample['dropped']:.0f} spans over the window with the receiver down")
     if sample["bad"]:
         problems.append(f"the receiver could not read {sample['bad']} POSTs as OTLP JSON")
@@ -710,14 +714,15 @@ def lines(result):
     if tracing:
         off = tracing["off"]
         text += [f"**Tracing** (`scripts/bench_live.py`; 4 KiB uploads on {conns} connections through the rules "
-                 f"route, `sample: 1`, a fresh FormGate per measurement; medians of {rounds} rounds, alternating):",
+                 f"route, `sample: 1` unless marked, a fresh FormGate per measurement; medians of {rounds} rounds, "
+                 "alternating):",
                  "", "| tracing | req/s | × off | p50 ms | p99 ms | proxy CPU µs/req | × off CPU | spans exported | "
                  "spans dropped | spans received |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for variant in TRACINGS:
             figures = tracing[variant]
             spans = ("— | — | — |" if variant == "off" else
                      f"{cell(figures['exported'])} | {cell(figures['dropped'])} | "
-                     + ("— |" if variant == "down" else f"{cell(figures['received'])} |"))
+                     + ("— |" if variant in ("down", "down10") else f"{cell(figures['received'])} |"))
             text.append(f"| {TRACING_LABELS[variant]} | {figures['value']:,.0f} | {figures['value'] / off['value']:.2f}× | "
                         f"{figures['p50']:.2f} | {figures['p99']:.2f} | {figures['proxy']:.1f} | "
                         f"{figures['proxy'] / off['proxy']:.2f}× | " + spans)
