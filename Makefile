@@ -116,7 +116,7 @@ robustness: deps sdk-venv
 	$(MAKE) release
 	swift build --build-tests $(SWIFT_FLAGS)
 	$(PYTHON) scripts/provenance.py run tests --collect .build/test-figures -- \
-		swift test --skip-build --filter "FaultTests|ProtocolTests|HostileCorpusTests|DescriptorLimitTests|HTTP2HostileTests|HTTP2RecorderTests|HTTP2AmplificationTests|TLSRecordLayerTests|TLSTransportTests|AuthHostileTests|TusResumeTests|TusRefusalTests|TusOwnershipTests|TusHostileTests|ScanFailureTests|ScanLoadTests|StripTests|SharedRateLimitTests|SharedRateLimitHostileTests|SharedRateLimitKeyTests|TusS3Tests"
+		swift test --skip-build --filter "FaultTests|ProtocolTests|HostileCorpusTests|DescriptorLimitTests|HTTP2HostileTests|HTTP2RecorderTests|HTTP2AmplificationTests|TLSRecordLayerTests|TLSTransportTests|AuthHostileTests|TusResumeTests|TusRefusalTests|TusOwnershipTests|TusHostileTests|ScanFailureTests|ScanLoadTests|StripTests|SharedRateLimitTests|SharedRateLimitHostileTests|SharedRateLimitKeyTests|TusS3Tests|BodyTotalTests|LiveViewTests|ProxyTracingTests"
 	$(PYTHON) scripts/provenance.py run conformance --collect .build/conformance.json -- \
 		$(PYTHON) Tests/Conformance/matrix.py
 	$(PYTHON) scripts/robustness-report.py --check soak || $(MAKE) soak

@@ -296,6 +296,19 @@ lines += ["## Shared state (Redis)", "",
           "delivered byte-exact once; two PATCHes of one upload at once: one 204, the other 423, never "
           "interleaved; expiry leaves no object and no multipart upload in the bucket.", ""]
 
+lines += ["## Slow bodies, the admin listener and tracing", "",
+          "Passed in the run above (and in every `make test`):", "",
+          "- `BodyTotalTests`: a body trickling one byte every 100 ms (never silent long enough for `idle`) under "
+          "`timeouts.body_total: 2s` gets 408 after 2 s over HTTP/1.1, an h2 stream and a tus PATCH (which keeps "
+          "what arrived); the upstream's request is cut short and its connection closed; log and metric say why.",
+          "- `LiveViewTests`: every admin path answers 401 without the admin token or with a wrong one; no admin "
+          "answer (the page, the snapshot, the event stream, metrics, the refusals) holds the admin token, a "
+          "client's bearer token or its cookie; an event stream reader that stops reading is dropped once 8 KiB "
+          "(a test's limit; 1 MiB by default) wait for it, and its connection ends; `formgate check` and `run` "
+          "refuse an admin listener off loopback without a token.",
+          "- `ProxyTracingTests`: an OTLP receiver that is down costs spans only (each counted dropped), never a "
+          "request; `sample: 0` exports nothing and forwards the client's `traceparent` untouched.", ""]
+
 cells = {(c["client"], c["server"]): c for c in conformance["cells"]}
 passed = sum(1 for c in conformance["cells"] if c["ok"])
 lines += ["## Conformance matrix", "",
