@@ -146,22 +146,21 @@ struct WordWriter {
     mutating func string(_ value: String?, bytes: Int) {
         let start = position * 8
         position += bytes / 8
-        for index in 0..<bytes { raw[start + index] = 0 }
-        guard let value else {
+        let field = raw.baseAddress! + start
+        // One pass over the field, not a byte at a time (this runs for every finished upload).
+        field.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        guard var value else {
             raw[start] = 255
             return
         }
-        let utf8 = value.utf8
-        var count = min(utf8.count, bytes - 1)
-        if count < utf8.count {
-            // The first byte left out must begin a character.
-            while count > 0, utf8[utf8.index(utf8.startIndex, offsetBy: count)] & 0xC0 == 0x80 { count -= 1 }
-        }
-        raw[start] = UInt8(count)
-        var offset = start + 1
-        for byte in utf8.prefix(count) {
-            raw[offset] = byte
-            offset += 1
+        value.withUTF8 { utf8 in
+            var count = min(utf8.count, bytes - 1)
+            if count < utf8.count {
+                // The first byte left out must begin a character.
+                while count > 0, utf8[count] & 0xC0 == 0x80 { count -= 1 }
+            }
+            raw[start] = UInt8(count)
+            if count > 0 { (field + 1).copyMemory(from: utf8.baseAddress!, byteCount: count) }
         }
     }
 }
