@@ -16,6 +16,9 @@ seconds=${1:-30}
 runs=${FUZZ_RUNS:-}
 # A fixed seed (FUZZ_SEED, default 1: what `make test` uses) explores the same inputs in the
 # same order on every run, so a green run here is green in CI; `make fuzz` passes 0 (random).
+# For that the run starts from the committed inputs only (a fresh corpus directory, not the
+# one earlier runs grew in .build/fuzz-corpus) and Swift's hashing is deterministic (a Set's
+# order otherwise changes per process, and with it the coverage the fuzzer follows).
 seed=${FUZZ_SEED:-1}
 cd "$(dirname "$0")/.."
 report=${FUZZ_REPORT:-.build/fuzz-report.txt}
@@ -74,11 +77,15 @@ for target in "${targets[@]}"; do
     # A traceparent is read by its first 55 bytes and its ends: longer values only cost time.
     [ "$target" = FuzzTraceParent ] && max_len=512
     corpus=".build/fuzz-corpus/$target"
+    if [ "$seed" != 0 ]; then
+        corpus=".build/fuzz-corpus/seeded-$target"
+        rm -rf "$corpus"
+    fi
     mkdir -p "$corpus"
     log=".build/fuzz-$target.log"
     started=$(date +%s)
     set +e
-    SWIFT_BACKTRACE=enable=no ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" \
+    SWIFT_BACKTRACE=enable=no SWIFT_DETERMINISTIC_HASHING=1 ".build/fuzz/release/$target" "$corpus" "Fuzz/Seeds/$target" "Fuzz/Regressions/$target" \
         "${limit[@]}" -max_len="$max_len" -seed="$seed" -timeout=30 -report_slow_units=60 -rss_limit_mb=2048 \
         -artifact_prefix="Fuzz/Regressions/$target/crash-" -print_final_stats=1 >"$log" 2>&1
     status=$?

@@ -31,6 +31,9 @@ enum HEICMeta {
     /// Neutralises the `meta` box in `box` (whole, its header `headerCount` bytes long) that
     /// starts at file offset `boxStart`; nil when it is malformed (then `box` is unchanged).
     static func neutralise(_ box: inout [UInt8], headerCount: Int, boxStart: Int64) -> Outcome? {
+        // A full box: version and flags follow the header. A box too short to hold them is
+        // malformed (a range from past its end would trap).
+        guard box.count >= headerCount + 4 else { return nil }
         guard let children = children(of: box, in: (headerCount + 4)..<box.count) else { return nil }
         var outcome = Outcome()
         guard let iinf = children.first(where: { $0.type == FourCC.of("iinf") }) else { return outcome }

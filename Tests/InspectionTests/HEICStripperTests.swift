@@ -38,6 +38,22 @@ import Testing
         #expect(run.output == bytes && run.stripper.passedThrough)
     }
 
+    /// A meta box too short for its version and flags (8 to 11 bytes, or 16 to 19 with a
+    /// 64-bit size): once a trap in the stripper (FuzzStrip, Fuzz/Regressions/FuzzStrip).
+    @Test(arguments: [8, 9, 11, 16, 19]) func aMetaBoxShorterThanAFullBoxHeaderPassesThrough(size: Int) {
+        let ftyp = SyntheticHEIC.box("ftyp", Bytes.ascii("heic\0\0\0\0mif1"))
+        let header =
+            size < 16
+            ? Bytes.be32(size) + Bytes.ascii("meta")
+            : Bytes.be32(1) + Bytes.ascii("meta") + Bytes.be32(0) + Bytes.be32(size)
+        let meta = header + [UInt8](repeating: 7, count: size - header.count)
+        let bytes = ftyp + meta + SyntheticHEIC.box("mdat", [1, 2, 3])
+        for mode in [StripMode.blank, .remove] {
+            let run = strip(bytes, .heic, StripOptions(mode: mode))
+            #expect(run.output == bytes && run.stripper.passedThrough)
+        }
+    }
+
     @Test func aFileNotStartingWithFtypPassesThrough() {
         let bytes = SyntheticHEIC.box("mdat", [1, 2, 3])
         let run = strip(bytes, .heic)
