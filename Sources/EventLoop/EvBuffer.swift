@@ -70,6 +70,24 @@ public struct EvBuffer {
         return bytes
     }
 
+    /// Removes the first `count` bytes, appending them to `buffer`: straight from the chains
+    /// into its storage, which has room for `headSlack` bytes more after them (a kept buffer
+    /// grows once, then serves every head of its size without an allocation).
+    public func remove(_ count: Int, appendingTo buffer: inout [UInt8]) {
+        let count = min(count, self.count)
+        guard count > 0 else { return }
+        let start = buffer.count
+        buffer.reserveCapacity(start + count + Self.headSlack)
+        buffer.append(contentsOf: repeatElement(0, count: count))
+        let removed = buffer.withUnsafeMutableBytes {
+            Int(evbuffer_remove(raw, $0.baseAddress! + start, count))
+        }
+        if removed != count {
+            EventLoopFailures.record("evbuffer_remove failed")
+            buffer.removeSubrange((start + max(0, removed))...)
+        }
+    }
+
     /// Spare capacity `remove(_:)` leaves after the bytes.
     static let headSlack = 128
 

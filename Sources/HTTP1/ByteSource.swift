@@ -12,6 +12,9 @@ public protocol ByteSource {
     func drain(_ count: Int)
     /// Removes and returns the first `count` bytes.
     func remove(_ count: Int) -> [UInt8]
+    /// Removes the first `count` bytes, appending them to `buffer` (whose capacity a caller
+    /// that keeps it reuses).
+    func remove(_ count: Int, appendingTo buffer: inout [UInt8])
 }
 
 extension ByteSource {
@@ -21,6 +24,25 @@ extension ByteSource {
     ///
     /// - Throws: what `HeadScanner.scan` throws (`.headTooLarge`, `.bareLineFeed`).
     public func takeHead(_ scanner: inout HeadScanner) throws(HTTP1Error) -> [UInt8]? {
+        guard let end = try scanHead(&scanner) else { return nil }
+        drain(scanner.leadingEmptyBytes)
+        return remove(end - scanner.leadingEmptyBytes)
+    }
+
+    /// `takeHead(_:)` into `buffer` (its bytes replaced, its capacity kept): whether the head
+    /// was complete (when not, `buffer` is untouched).
+    public func takeHead(_ scanner: inout HeadScanner, into buffer: inout [UInt8]) throws(HTTP1Error) -> Bool
+    {
+        guard let end = try scanHead(&scanner) else { return false }
+        drain(scanner.leadingEmptyBytes)
+        buffer.removeAll(keepingCapacity: true)
+        remove(end - scanner.leadingEmptyBytes, appendingTo: &buffer)
+        return true
+    }
+
+    /// Where the head ends (counted from the first buffered byte, any empty lines before it
+    /// included), once `scanner` found it; nil while it is incomplete.
+    func scanHead(_ scanner: inout HeadScanner) throws(HTTP1Error) -> Int? {
         var skip = scanner.scanned
         var end: Int?
         var failure: HTTP1Error?
@@ -46,9 +68,12 @@ extension ByteSource {
             return true
         }
         if let failure { throw failure }
-        guard let end else { return nil }
-        drain(scanner.leadingEmptyBytes)
-        return remove(end - scanner.leadingEmptyBytes)
+        return end
+    }
+
+    /// Appends the removed bytes (a source without its own way to fill a buffer).
+    public func remove(_ count: Int, appendingTo buffer: inout [UInt8]) {
+        buffer.append(contentsOf: remove(count))
     }
 
     /// Runs the buffered bytes (the first `limit` of them) through `decoder`, draining what the

@@ -70,21 +70,9 @@ extension HeaderFields {
         let total = prefixCount + serializedCount
         withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { buffer in
             prefix(UnsafeMutableRawBufferPointer(rebasing: buffer[..<prefixCount]))
-            var at = prefixCount
-            forEachField { name, value in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[at...]).copyMemory(
-                    from: UnsafeRawBufferPointer(name))
-                at += name.count
-                buffer[at] = UInt8(ascii: ":")
-                buffer[at + 1] = UInt8(ascii: " ")
-                at += 2
-                UnsafeMutableRawBufferPointer(rebasing: buffer[at...]).copyMemory(
-                    from: UnsafeRawBufferPointer(value))
-                at += value.count
-                buffer[at] = 0x0D
-                buffer[at + 1] = 0x0A
-                at += 2
-            }
+            let at =
+                prefixCount
+                + writeFieldLines(into: UnsafeMutableRawBufferPointer(rebasing: buffer[prefixCount...]))
             buffer[at] = 0x0D
             buffer[at + 1] = 0x0A
             sink.write(UnsafeRawBufferPointer(buffer))

@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// Parses complete HTTP/1.x heads strictly (RFC 9112): one space between start-line
 /// elements, token names with the colon right after them, no obs-fold, no bare CR, NUL or
@@ -15,9 +15,9 @@ public enum HeadParser {
 
     /// Parses a request head (the bytes up to and including its empty line). The target comes
     /// back normalised (`RequestTarget`); a second Content-Type is refused like a second Host.
-    public static func parseRequest(_ head: [UInt8], limits: Limits = Limits()) throws(HTTP1Error)
-        -> RequestHead
-    {
+    public static func parseRequest(
+        _ head: [UInt8], limits: Limits = Limits(), reusing spare: consuming HeaderFields = HeaderFields()
+    ) throws(HTTP1Error) -> RequestHead {
         var lines = try Lines(head, requireCRLF: true)
         guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
         guard let parts = startLineParts(start), let third = parts.2 else {
@@ -32,7 +32,7 @@ public enum HeadParser {
             throw HTTP1Error(.invalidTarget, at: startOffset + method.count + 1)
         }
         let version = try parseVersion(third, at: startOffset)
-        var headers = try parseFields(&lines, limits: limits)
+        var headers = try parseFields(&lines, limits: limits, reusing: consume spare)
         let methodString = String(decoding: method, as: UTF8.self)
         let originTarget = try normalizeTarget(
             target, method: methodString, headers: &headers, at: startOffset + method.count + 1)
@@ -42,9 +42,9 @@ public enum HeadParser {
     }
 
     /// Parses a response head (the bytes up to and including its empty line).
-    public static func parseResponse(_ head: [UInt8], limits: Limits = Limits()) throws(HTTP1Error)
-        -> ResponseHead
-    {
+    public static func parseResponse(
+        _ head: [UInt8], limits: Limits = Limits(), reusing spare: consuming HeaderFields = HeaderFields()
+    ) throws(HTTP1Error) -> ResponseHead {
         var lines = try Lines(head)
         guard let (start, startOffset) = try lines.next() else { throw HTTP1Error(.invalidStartLine) }
         guard let parts = startLineParts(start) else { throw HTTP1Error(.invalidStartLine, at: startOffset) }
@@ -55,7 +55,7 @@ public enum HeadParser {
         }
         let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         let reason = parts.2.map { Array($0) } ?? []
-        let headers = try parseFields(&lines, limits: limits)
+        let headers = try parseFields(&lines, limits: limits, reusing: consume spare)
         var response = ResponseHead(version: version, status: status, reason: "", headers: headers)
         response.reason = reason
         return response
@@ -86,8 +86,11 @@ public enum HeadParser {
     }
 
     /// The header fields, as spans of the head's own bytes (no copy per field).
-    static func parseFields(_ lines: inout Lines, limits: Limits) throws(HTTP1Error) -> HeaderFields {
-        var headers = HeaderFields(buffer: lines.bytes)
+    /// `spare`'s fields array (a kept list's) is reused.
+    static func parseFields(
+        _ lines: inout Lines, limits: Limits, reusing spare: consuming HeaderFields = HeaderFields()
+    ) throws(HTTP1Error) -> HeaderFields {
+        var headers = HeaderFields(buffer: lines.bytes, reusing: consume spare)
         headers.reserveCapacity(16)
         while let (line, offset) = try lines.next() {
             if line.isEmpty { return headers }
@@ -184,12 +187,16 @@ struct Lines {
     }
 
     /// The next line without its line break, and its offset; `nil` at the end of the head.
+    ///
+    /// One pass finds the line feed and the first control character (any byte under 0x20 but
+    /// tab, or DEL), eight bytes at a time: a word without such a byte is skipped whole. The
+    /// errors are those of checking in turn: no line feed, a bare one (`requireCRLF`), then a
+    /// control character in the line.
     mutating func next() throws(HTTP1Error) -> (ArraySlice<UInt8>, Int)? {
         guard position < bytes.count else { return nil }
         let start = position
-        guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
-            throw HTTP1Error(.invalidStartLine, at: start)
-        }
+        let (newline, firstControl) = bytes.withUnsafeBytes { Self.scan($0, from: start) }
+        guard let newline else { throw HTTP1Error(.invalidStartLine, at: start) }
         position = newline + 1
         var end = newline
         if end > start, bytes[end - 1] == 0x0D {
@@ -197,10 +204,37 @@ struct Lines {
         } else if requireCRLF {
             throw HTTP1Error(.bareLineFeed, at: newline)
         }
-        let line = bytes[start..<end]
-        if let bad = line.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
-            throw HTTP1Error(.controlCharacter, at: bad)
+        // The CR before the line feed is the line break's, not the line's.
+        if let firstControl, firstControl < end {
+            throw HTTP1Error(.controlCharacter, at: firstControl)
         }
-        return (line, start)
+        return (bytes[start..<end], start)
+    }
+
+    /// The first line feed at or after `start`, and the first control character other than
+    /// tab before it.
+    static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (newline: Int?, control: Int?) {
+        var index = start
+        var control: Int?
+        while index < bytes.count {
+            if index + 8 <= bytes.count {
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                // High bit of each byte under 0x20 (those of 0x80 and over are cleared), or
+                // equal to 0x7F.
+                let low: UInt64 = 0x0101_0101_0101_0101
+                let high: UInt64 = 0x8080_8080_8080_8080
+                let under = (word &- low &* 0x20) & ~word & high
+                let delete = ((word ^ (low &* 0x7F)) &- low) & ~(word ^ (low &* 0x7F)) & high
+                if under | delete == 0 {
+                    index += 8
+                    continue
+                }
+            }
+            let byte = bytes[index]
+            if byte == 0x0A { return (index, control) }
+            if control == nil, (byte < 0x20 && byte != 0x09) || byte == 0x7F { control = index }
+            index += 1
+        }
+        return (nil, control)
     }
 }

@@ -113,6 +113,15 @@ extension HeaderFields {
     /// Removes hop-by-hop fields, the fields that `Connection` names and the fields named in
     /// `names` (compared without regard to case), in one pass.
     public mutating func removeHopByHop(alsoRemoving names: [[UInt8]]) {
+        guard contains("Connection") else {
+            // Nothing named by `Connection`: no copy of the list to read its tokens from while
+            // it changes (that copy shared the fields' array, which then had to be copied: an
+            // allocation per head).
+            return removeFields(whereName: { name in
+                Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
+                    || names.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
+            })
+        }
         let tokens = ConnectionTokens(self)
         removeFields(whereName: { name in
             guard !Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) }),

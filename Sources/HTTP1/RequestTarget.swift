@@ -163,6 +163,12 @@ public struct RequestTarget: Equatable, Sendable {
         return path
     }
 
+    /// Whether `routingPath(_:)` differs from `path`'s own bytes (it holds a `%` or a `;`):
+    /// when not, routes match against `path.utf8` and no array is made.
+    public static func needsRoutingDecode(_ path: some StringProtocol) -> Bool {
+        path.utf8.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") }
+    }
+
     /// `.;x`, `..;x` or `;x`: a servlet container drops the `;` parameters and then resolves
     /// what is left as a dot or empty segment, which this type cannot mirror safely.
     private static func isDotSegmentWithParameters(_ segment: [UInt8]) -> Bool {
@@ -175,10 +181,8 @@ public struct RequestTarget: Equatable, Sendable {
     /// for the others the match is only wider). Meant for a path this type produced (its
     /// escapes are well-formed and never encode `/`); a malformed escape is kept as it is.
     public static func routingPath(_ path: some StringProtocol) -> [UInt8] {
+        guard needsRoutingDecode(path) else { return Array(path.utf8) }
         let bytes = Array(path.utf8)
-        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ";") }) else {
-            return bytes
-        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var inParameters = false

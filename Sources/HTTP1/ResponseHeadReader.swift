@@ -1,3 +1,5 @@
+public import HTTPCore
+
 /// Reads an HTTP/1.1 response's head off a connection: interim (1xx) heads are skipped, the
 /// final head is parsed, and its body's framing is decided for the request's method. A `101`
 /// is handed back as final: nothing FormGate asks switches protocols, and each caller refuses
@@ -24,12 +26,27 @@ public struct ResponseHeadReader: Sendable {
     public mutating func read(from input: some ByteSource, requestMethod: String) throws(HTTP1Error) -> (
         head: ResponseHead, framing: BodyFraming
     )? {
-        while let bytes = try input.takeHead(&scanner) {
+        var spare = HeaderFields()
+        return try read(from: input, requestMethod: requestMethod, reusing: &spare)
+    }
+
+    /// `read(from:requestMethod:)` into `spare`'s buffers (a kept list's: its bytes and fields
+    /// are replaced). While the head is incomplete `spare` keeps them; a head returned took them.
+    public mutating func read(
+        from input: some ByteSource, requestMethod: String, reusing spare: inout HeaderFields
+    ) throws(HTTP1Error) -> (head: ResponseHead, framing: BodyFraming)? {
+        var buffer = spare.takeBuffer()
+        while try input.takeHead(&scanner, into: &buffer) {
             scanner = HeadScanner(limit: limit)
-            let head = try HeadParser.parseResponse(bytes)
+            var fields = HeaderFields()
+            swap(&fields, &spare)
+            let head = try HeadParser.parseResponse(buffer, reusing: consume fields)
             if (100..<200).contains(head.status), head.status != 101 { continue }
             return (head, try MessageFraming.response(head, requestMethod: requestMethod))
         }
+        var fields = HeaderFields()
+        swap(&fields, &spare)
+        spare = HeaderFields(buffer: buffer, reusing: consume fields)
         return nil
     }
 }

@@ -72,6 +72,24 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
         spans = []
     }
 
+    /// `init(buffer:)` in the fields array of `spare` (emptied, its capacity kept): a head
+    /// parsed into a kept list's arrays costs no allocation once they have grown to its size.
+    public init(buffer: [UInt8], reusing spare: consuming HeaderFields) {
+        storage = buffer
+        spans = []
+        swap(&spans, &spare.spans)
+        spans.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes the byte buffer, emptied with its capacity kept, for the next head to be read
+    /// into (then `init(buffer:reusing:)` with what is left of this list, its fields array).
+    public mutating func takeBuffer() -> [UInt8] {
+        var buffer: [UInt8] = []
+        swap(&buffer, &storage)
+        buffer.removeAll(keepingCapacity: true)
+        return buffer
+    }
+
     /// Creates a list from name/value string pairs.
     public init(_ pairs: [(String, String)]) {
         self.init()
@@ -89,6 +107,19 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     public mutating func removeAll(keepingCapacity: Bool) {
         storage.removeAll(keepingCapacity: keepingCapacity)
         spans.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    /// Makes this list a copy of `other` in its own buffers, with room for `extraFields` more
+    /// fields and `extraBytes` more bytes of added names and values. A list kept between uses
+    /// (and not shared) keeps its buffers' capacity: once they have grown to a head's size, the
+    /// next head's copy costs no allocation.
+    public mutating func replace(with other: HeaderFields, extraFields: Int = 0, extraBytes: Int = 0) {
+        storage.removeAll(keepingCapacity: true)
+        storage.reserveCapacity(other.storage.count + extraBytes)
+        storage.append(contentsOf: other.storage)
+        spans.removeAll(keepingCapacity: true)
+        spans.reserveCapacity(other.spans.count + extraFields)
+        spans.append(contentsOf: other.spans)
     }
 
     /// The value bytes of the field at `index`, as a slice of the buffer (no copy).

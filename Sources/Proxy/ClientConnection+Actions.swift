@@ -44,5 +44,8 @@ extension ClientConnection: ExchangeTransport {
 
     func cancelTimer(_ id: TimerID) { timers.cancel(id) }
 
-    func finish(_ record: AccessRecord) { log(record, io: io, peer: peer, peerHost: peerHost) }
+    func finish() {
+        let record = actions.takeFinishedRecord()
+        log(record, io: io, peer: peer, peerHost: peerHost)
+    }
 }

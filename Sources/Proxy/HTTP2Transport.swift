@@ -101,7 +101,8 @@ final class HTTP2Transport: ExchangeTransport {
 
     func cancelTimer(_ id: TimerID) { connection.timers.cancel(id) }
 
-    func finish(_ record: AccessRecord) {
+    func finish() {
+        let record = connection.actions.takeFinishedRecord()
         let io = record.clientProtocol.streamID.flatMap { connection.streams[$0]?.io }
         log(record, io: io, peer: connection.peer, peerHost: connection.peerHost)
     }

@@ -13,6 +13,26 @@ public struct ActionBuffer: ByteSink, Sendable {
     public private(set) var bytes: [UInt8] = []
     /// Index of the next action `next()` returns.
     private var cursor = 0
+    /// The records of the `finish` actions, in order; those before `recordCursor` were taken.
+    private var records: [AccessRecord] = []
+    private var recordCursor = 0
+    /// The buffers of the last heads read and built here, kept for the next ones
+    /// (`takeSpare(_:)`): the buffer lives as long as its connection, so each request after the
+    /// first reads its head, builds the upstream's and reads the response's without an
+    /// allocation for their bytes or fields.
+    private var spareRequest = HeaderFields()
+    private var spareUpstreamRequest = HeaderFields()
+    private var spareResponse = HeaderFields()
+
+    /// Which head a kept list serves.
+    public enum HeadSlot: Sendable {
+        /// The client's request head (HTTP/1.1).
+        case request
+        /// The request head sent upstream.
+        case upstreamRequest
+        /// The upstream's response head, then the client's made from it (HTTP/1.1).
+        case response
+    }
 
     /// Creates an empty buffer with room for 16 actions and 1 KiB of bytes.
     public init() {
@@ -64,6 +84,29 @@ public struct ActionBuffer: ByteSink, Sendable {
         return false
     }
 
+    /// Takes the head buffers kept for `slot` (empty ones the first time), leaving none: what
+    /// is built in them is given back with `keepSpare(_:_:)`.
+    public mutating func takeSpare(_ slot: HeadSlot) -> HeaderFields {
+        var spare = HeaderFields()
+        switch slot {
+        case .request: swap(&spare, &spareRequest)
+        case .upstreamRequest: swap(&spare, &spareUpstreamRequest)
+        case .response: swap(&spare, &spareResponse)
+        }
+        return spare
+    }
+
+    /// Keeps `headers`' buffers for the next `takeSpare(slot)`. Their fields are dropped when
+    /// they are reused, by which time no other copy should share them (one that still does
+    /// only costs the allocation this saves).
+    public mutating func keepSpare(_ slot: HeadSlot, _ headers: HeaderFields) {
+        switch slot {
+        case .request: spareRequest = headers
+        case .upstreamRequest: spareUpstreamRequest = headers
+        case .response: spareResponse = headers
+        }
+    }
+
     /// Whether every action was taken.
     public var isEmpty: Bool { cursor == actions.count }
 
@@ -94,6 +137,18 @@ public struct ActionBuffer: ByteSink, Sendable {
         self.bytes.append(contentsOf: bytes)
     }
 
+    /// Appends a `finish` action for `record`.
+    public mutating func finish(_ record: AccessRecord) {
+        records.append(record)
+        append(.finish)
+    }
+
+    /// The record of the `finish` action being executed (each is taken once, in order).
+    public mutating func takeFinishedRecord() -> AccessRecord {
+        recordCursor += 1
+        return records[recordCursor - 1]
+    }
+
     /// Records what `write` appends to the byte store as one `sendClient` action.
     ///
     /// - Returns: the number of bytes.
@@ -119,6 +174,10 @@ public struct ActionBuffer: ByteSink, Sendable {
             actions.removeAll(keepingCapacity: true)
             bytes.removeAll(keepingCapacity: true)
             cursor = 0
+            if !records.isEmpty {
+                records.removeAll(keepingCapacity: true)
+                recordCursor = 0
+            }
             return nil
         }
         cursor += 1

@@ -62,8 +62,9 @@ public protocol ActionTransport: AnyObject {
     func consultFile(_ request: FileVerdictRequest, _ inspection: any FileInspection)
     /// A request started (the in-flight gauge).
     func exchangeStarted()
-    /// Writes an exchange's (or a refusal's) log record.
-    func finish(_ record: AccessRecord)
+    /// Writes an exchange's (or a refusal's) log record: the next
+    /// `ActionBuffer.takeFinishedRecord()` of the buffer being executed.
+    func finish()
     /// Counts request fields dropped for a `_` in their name.
     func droppedUnderscoreFields(_ count: Int)
 
@@ -107,7 +108,7 @@ extension ActionTransport {
         case .consultCheck(let index, let consultation): consultCheck(index, consultation)
         case .consultFile(let request, let inspection): consultFile(request, inspection)
         case .exchangeStarted: exchangeStarted()
-        case .finish(let record): finish(record)
+        case .finish: finish()
         case .droppedUnderscoreFields(let count): droppedUnderscoreFields(count)
         default: performUpstream(action)
         }

@@ -34,11 +34,15 @@ extension Exchange {
                 return
             case .awaitingHead:
                 var taken: (ResponseHead, BodyFraming)?
+                var spare = actions.takeSpare(.response)
                 do throws(ProxyError) {
-                    taken = try response.takeHead(input, requestMethod: head.method)
+                    taken = try response.takeHead(input, requestMethod: head.method, reusing: &spare)
                 } catch {
                     return fail(error, date: date, now: now, actions: &actions)
                 }
+                // Kept while the head is incomplete; a head taken took the buffers (the client's
+                // head made from it gives them back once it is written).
+                actions.keepSpare(.response, spare)
                 // Taken out of the optional and consumed on the way: the client's head is the
                 // upstream's, changed in place, and a second reference made every change copy.
                 guard let (upstreamHead, framing) = taken.take() else { return }
@@ -121,6 +125,6 @@ extension Exchange {
         record.multipart = request.multipart?.summary
         record.trace = trace
         if record.tus == nil, let local { record.tus = local.responder.tusLog }
-        actions.append(.finish(record))
+        actions.finish(record)
     }
 }

@@ -40,8 +40,10 @@ extension Exchange {
         let upstreamHead = UpstreamRequestHead.make(
             head, target: target, route: route, requestID: requestID,
             boundary: request.boundary, client: clientAddress, framing: framing, secure: secure,
-            identity: identity, traceParent: trace?.upstream.traceParent)
+            identity: identity, traceParent: trace?.upstream.traceParent,
+            reusing: actions.takeSpare(.upstreamRequest))
         actions.sendUpstream { upstreamHead.serialize(into: &$0) }
+        actions.keepSpare(.upstreamRequest, upstreamHead.headers)
     }
 
     /// The whole request is queued upstream: now the response clock runs.

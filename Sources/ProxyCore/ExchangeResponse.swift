@@ -45,12 +45,13 @@ struct ExchangeResponse {
 
     /// The final response head and its body's framing, once complete (1xx heads skipped);
     /// `nil` while it is incomplete.
-    mutating func takeHead(_ input: some ByteSource, requestMethod: String) throws(ProxyError)
-        -> (ResponseHead, BodyFraming)?
-    {
+    mutating func takeHead(
+        _ input: some ByteSource, requestMethod: String, reusing spare: inout HeaderFields
+    ) throws(ProxyError) -> (ResponseHead, BodyFraming)? {
         guard case .awaitingHead(var reader) = phase else { return nil }
         do throws(HTTP1Error) {
-            guard let answer = try reader.read(from: input, requestMethod: requestMethod) else {
+            guard let answer = try reader.read(from: input, requestMethod: requestMethod, reusing: &spare)
+            else {
                 phase = .awaitingHead(reader)
                 return nil
             }
@@ -83,6 +84,7 @@ struct ExchangeResponse {
                 consume upstreamHead, framing: framing, chunked: chunkToClient, keepAlive: keepClient,
                 date: date)
             queued = Int64(actions.sendClient { clientHead.serialize(into: &$0) })
+            actions.keepSpare(.response, clientHead.headers)
         }
         phase = .body(
             keepAlive: upstreamKeepAlive, decoder: BodyDecoder(framing), framing: clientFraming)

@@ -4,6 +4,9 @@ extension HTTP1ConnectionStateMachine {
     mutating func settle(_ levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
         if let outcome = exchange?.outcome {
             readsPaused = exchange!.client.readsPaused
+            // The request head's buffers serve the next request's head (the exchange held the
+            // last copy of them).
+            actions.keepSpare(.request, exchange!.head.headers)
             exchange = nil
             switch outcome {
             case .complete(let keepAlive, let linger):

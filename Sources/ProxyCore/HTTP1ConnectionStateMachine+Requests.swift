@@ -13,10 +13,14 @@ extension HTTP1ConnectionStateMachine {
             scanner = HeadScanner(limit: settings.limits.headerBytes, requireCRLF: true)
             timers.start(.header, at: now + settings.timeouts.header, &actions)
         }
-        let bytes: [UInt8]
+        // Read into the buffers of the connection's last request head (kept when its
+        // exchange ended): no allocation for the head's bytes or fields once they fit.
+        var spare = actions.takeSpare(.request)
+        var bytes = spare.takeBuffer()
         do throws(HTTP1Error) {
-            guard let head = try input.takeHead(&scanner) else { return }
-            bytes = head
+            guard try input.takeHead(&scanner, into: &bytes) else {
+                return actions.keepSpare(.request, HeaderFields(buffer: bytes, reusing: consume spare))
+            }
         } catch {
             return refuseEarly(ProxyError(error), levels, now: now, actions: &actions)
         }
@@ -25,7 +29,7 @@ extension HTTP1ConnectionStateMachine {
         var head: RequestHead
         let framing: BodyFraming
         do throws(HTTP1Error) {
-            head = try HeadParser.parseRequest(bytes)
+            head = try HeadParser.parseRequest(consume bytes, reusing: consume spare)
             head.dropUnderscoreFields(unless: settings.underscoresInHeaders, &actions)
             framing = try MessageFraming.request(head)
         } catch {
@@ -52,7 +56,7 @@ extension HTTP1ConnectionStateMachine {
         timers.cancel(.header, &actions)
         let date = currentDate(now)
         actions.sendClient { ErrorResponse.write(error, request: nil, requestID: nil, date: date, into: &$0) }
-        actions.append(.finish(AccessRecord(early: error, now: now)))
+        actions.finish(AccessRecord(early: error, now: now))
         flushAndClose(linger: true, levels, now: now, actions: &actions)
     }
 }

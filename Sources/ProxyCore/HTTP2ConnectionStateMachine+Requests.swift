@@ -71,6 +71,6 @@ extension HTTP2ConnectionStateMachine {
         var record = AccessRecord(early: error, now: now)
         record.clientProtocol = .http2(streamID: id)
         actions.append(.stream(id))
-        actions.append(.finish(record))
+        actions.finish(record)
     }
 }

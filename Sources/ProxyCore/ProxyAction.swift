@@ -122,10 +122,11 @@ public enum ProxyAction: Sendable {
     indirect case consultFile(FileVerdictRequest, any FileInspection)
     /// A request started (for the in-flight gauge).
     case exchangeStarted
-    /// The exchange (or a request refused before one started) is over: its one access-log line.
-    /// (Boxed: held inline, the record made every action ~250 bytes, copied on each append and
-    /// take.)
-    indirect case finish(AccessRecord)
+    /// The exchange (or a request refused before one started) is over: its one access-log line,
+    /// the record `ActionBuffer.takeFinishedRecord()` gives next. (Kept beside the actions, not
+    /// in them: inline, the record made every action ~250 bytes, copied on each append and
+    /// take; boxed, it cost an allocation per request.)
+    case finish
     /// Request fields dropped because their name contains `_` (a rule-action counter).
     case droppedUnderscoreFields(Int)
 

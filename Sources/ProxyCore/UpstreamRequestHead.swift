@@ -1,5 +1,5 @@
 public import HTTP1
-import HTTPCore
+public import HTTPCore
 public import TraceContext
 public import UploadRules
 
@@ -42,20 +42,22 @@ public enum UpstreamRequestHead {
     ///   - secure: whether the client came over TLS (`X-Forwarded-Proto: https`).
     ///   - identity: who the route's `auth:` says sent it: the client's own identity fields
     ///     never go upstream; the route may set them (and `headers.set` values) from this.
+    ///   - spare: buffers the head is built in (their fields are replaced): a connection's kept
+    ///     ones (`ActionBuffer.takeSpareHeaders()`) have room from the requests before.
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
         client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil,
-        traceParent: TraceParent? = nil
+        traceParent: TraceParent? = nil, reusing spare: consuming HeaderFields = HeaderFields()
     ) -> RequestHead {
-        var headers = request.headers
-        let originalHost = headers.firstValue("Host")
-        let earlier = headers.firstValue("X-Forwarded-For")
+        let originalHost = request.headers.firstValue("Host")
+        let earlier = request.headers.firstValue("X-Forwarded-For")
         // One copy of the request's fields, with room for what is added (growing the two
         // buffers field by field, and copying them again to put Host first, cost allocations).
-        headers.reserveCapacity(headers.count + 8 + (route?.setHeaders.count ?? 0))
-        headers.reserveByteCapacity(
-            256 + target.authorityBytes.count + (boundary?.count ?? 0) + (earlier?.count ?? 0) + client.count
-                + (originalHost?.count ?? 0) + requestID.utf8.count)
+        var headers = consume spare
+        headers.replace(
+            with: request.headers, extraFields: 8 + (route?.setHeaders.count ?? 0),
+            extraBytes: 256 + target.authorityBytes.count + (boundary?.count ?? 0) + (earlier?.count ?? 0)
+                + client.count + (originalHost?.count ?? 0) + requestID.utf8.count)
         // One pass: the hop-by-hop fields, those `Connection` names, and those set here.
         headers.removeHopByHop(alsoRemoving: replacedRequestFields)
         if let boundary {

@@ -88,6 +88,8 @@ extension FakeShell: ActionTransport {
     func consultCheck(_ index: Int, _ consultation: Consultation) {}
     func consultFile(_ request: FileVerdictRequest, _ inspection: any FileInspection) {}
     func exchangeStarted() { exchangesStarted += 1 }
-    func finish(_ record: AccessRecord) { records.append(record) }
+    func finish() {
+        if let record = finishedRecord() { records.append(record) }
+    }
     func droppedUnderscoreFields(_ count: Int) {}
 }

@@ -107,6 +107,8 @@ final class FakeShell {
     var processUpstream: () -> Void = {}
     /// The bytes of a `send` action's range in the harness's action buffer.
     var actionBytes: (Range<Int>) -> [UInt8] = { _ in [] }
+    /// The record of the `finish` action being executed, from the harness's action buffer.
+    var finishedRecord: () -> AccessRecord? = { nil }
 
     var levels: BufferLevels {
         BufferLevels(

@@ -279,7 +279,7 @@ extension H2Harness {
     func consultCheck(_ index: Int, _ consultation: Consultation) {}
     func consultFile(_ request: FileVerdictRequest, _ inspection: any FileInspection) {}
     func exchangeStarted() { exchangesStarted += 1 }
-    func finish(_ record: AccessRecord) { records.append(record) }
+    func finish() { records.append(actions.takeFinishedRecord()) }
     func droppedUnderscoreFields(_ count: Int) { droppedFields += count }
 
     func selectStream(_ id: Int32) { current = id }

@@ -142,6 +142,7 @@ final class Harness {
     /// Points the shell's callbacks at this harness's machine and action buffer.
     private func connectShell() {
         shell.actionBytes = { [unowned self] range in actions.withBytes(range) { Array($0) } }
+        shell.finishedRecord = { [unowned self] in actions.takeFinishedRecord() }
         shell.processClient = { [unowned self] in
             machine.clientReadable(
                 input: shell.clientInput, sink: sink, levels: shell.levels, settings: settings, now: now,

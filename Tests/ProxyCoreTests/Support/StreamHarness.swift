@@ -146,6 +146,7 @@ final class StreamHarness {
     /// Points the shell's callbacks at this harness's exchange and action buffer.
     private func connectShell() {
         shell.actionBytes = { [unowned self] range in actions.withBytes(range) { Array($0) } }
+        shell.finishedRecord = { [unowned self] in actions.takeFinishedRecord() }
         shell.processClient = { [unowned self] in
             exchange.clientReadable(
                 input: shell.clientInput, sink: sink, levels: shell.levels, date: Self.date, now: now,
