@@ -30,6 +30,21 @@ public struct MultipartEncoder: Sendable {
         self.leadingLineBreak = leadingLineBreak
     }
 
+    /// `init(boundary:leadingLineBreak:)` building its heads in `scratch` (an earlier encoder's,
+    /// `takeScratch()`; its bytes are never read, only overwritten).
+    public init(boundary: Boundary, leadingLineBreak: Bool, scratch: consuming [UInt8]) {
+        self.init(boundary: boundary, leadingLineBreak: leadingLineBreak)
+        swap(&self.scratch, &scratch)
+    }
+
+    /// Takes the buffer part heads are built in, for another encoder (this one builds its next
+    /// head in a new one).
+    public mutating func takeScratch() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &scratch)
+        return taken
+    }
+
     /// The `Content-Type` header value announcing this body.
     public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 

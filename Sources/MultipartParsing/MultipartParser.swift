@@ -76,7 +76,7 @@ public struct MultipartParser {
     /// `\n--boundary`: what the body search looks for.
     var delimiter: ArraySlice<UInt8> { heldBytes[1...] }
     /// `\r\n--boundary`: the bytes held back (as a count) while matching.
-    let heldBytes: [UInt8]
+    private(set) var heldBytes: [UInt8]
     var delimiterCount: Int { heldBytes.count - 1 }
 
     var state: State = .start(matched: 0)
@@ -116,6 +116,40 @@ public struct MultipartParser {
         boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits(),
         policy: MultipartPolicy = MultipartPolicy(), requestAnomalies: MultipartAnomalies = []
     ) throws(MultipartError) {
+        try self.init(
+            boundary: boundary, limits: limits, policy: policy, requestAnomalies: requestAnomalies,
+            buffers: Buffers())
+    }
+
+    /// The buffers a parser grows (the delimiter, the header line, the part's fields), taken
+    /// from one body's parser for the next body's on the same connection.
+    public struct Buffers: Sendable {
+        var held: [UInt8] = []
+        var headerLine: [UInt8] = []
+        var headerFields = HeaderFields()
+
+        /// No buffers: a parser given them allocates its own.
+        public init() {}
+    }
+
+    /// Takes this parser's buffers (it must not be used after). They are emptied, their
+    /// capacity kept, by the parser they are given to: by then the part heads that shared them
+    /// are gone.
+    public mutating func takeBuffers() -> Buffers {
+        var buffers = Buffers()
+        swap(&buffers.held, &heldBytes)
+        swap(&buffers.headerLine, &headerLine)
+        swap(&buffers.headerFields, &headerFields)
+        return buffers
+    }
+
+    /// `init(boundary:limits:policy:requestAnomalies:)` in `buffers` (an earlier parser's,
+    /// `takeBuffers()`): only their capacity is kept, none of that parser's state.
+    public init(
+        boundary: some Collection<UInt8>, limits: MultipartLimits = MultipartLimits(),
+        policy: MultipartPolicy = MultipartPolicy(), requestAnomalies: MultipartAnomalies = [],
+        buffers: consuming Buffers
+    ) throws(MultipartError) {
         do {
             try MediaType.validateBoundary(boundary)
         } catch {
@@ -124,10 +158,16 @@ public struct MultipartParser {
         self.limits = limits
         self.policy = policy
         var held: [UInt8] = []
+        swap(&held, &buffers.held)
+        held.removeAll(keepingCapacity: true)
         held.reserveCapacity(boundary.count + 4)
         held.append(contentsOf: [0x0D, 0x0A, 0x2D, 0x2D])
         held.append(contentsOf: boundary)
         self.heldBytes = held  // CR LF - - boundary; the delimiter is from the LF on
+        swap(&self.headerLine, &buffers.headerLine)
+        self.headerLine.removeAll(keepingCapacity: true)
+        swap(&self.headerFields, &buffers.headerFields)
+        self.headerFields.removeAll(keepingCapacity: true)
         self.headerLine.reserveCapacity(256)
         self.headerFields.reserveCapacity(4)
         self.headerFields.reserveByteCapacity(256)

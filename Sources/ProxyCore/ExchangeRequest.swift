@@ -53,6 +53,9 @@ struct ExchangeRequest<Sink: RequestBodySink> {
     /// How the body is framed upstream.
     var upstreamFraming: BodyFraming
     var multipart: MultipartBody<Sink>?
+    /// The buffers of the connection's previous multipart body, which a multipart body here
+    /// reuses; given by the connection before `setUp`.
+    var spareBuffers: MultipartBody<Sink>.Buffers?
     /// The re-encoded body's boundary, kept apart from `multipart`: reading it through
     /// `multipart?.` copied the whole body (parser and rules) when the head was sent.
     var boundary: [UInt8]?
@@ -103,7 +106,7 @@ struct ExchangeRequest<Sink: RequestBodySink> {
             do throws(ProxyError) {
                 multipart = try MultipartBody(
                     bodyType, route: route, head: head, limits: limits, identity: identity, sink: sink,
-                    tools: tools, now: now)
+                    tools: tools, now: now, buffers: spareBuffers.take())
             } catch {
                 return error
             }

@@ -6,6 +6,9 @@ extension HTTP1ConnectionStateMachine {
             readsPaused = exchange!.client.readsPaused
             // The request head's buffers serve the next request's head (the exchange held the
             // last copy of them).
+            spareBuffers =
+                MultipartBody.takeBuffers(&exchange!.request.multipart)
+                ?? exchange!.request.spareBuffers.take()
             actions.keepSpare(.request, exchange!.head.headers)
             exchange = nil
             switch outcome {

@@ -40,6 +40,7 @@ extension HTTP1ConnectionStateMachine {
             head: head, framing: framing, settings: settings, requestID: Hex.random(words: 2, using: &random),
             client: client, secure: secure, now: now)
         exchange!.client.readsPaused = readsPaused
+        exchange!.request.spareBuffers = spareBuffers.take()
         exchange!.client.sending = halfClosed ? .finished : .open
         exchange!.client.connectionMayPersist = !draining && !halfClosed
         let date = currentDate(now)

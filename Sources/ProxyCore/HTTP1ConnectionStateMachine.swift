@@ -37,6 +37,8 @@ public struct HTTP1ConnectionStateMachine<Sink: RequestBodySink> {
     /// Whether client reads are paused (while an exchange runs, the exchange's view counts).
     var readsPaused = false
     var timers = TimerSet()
+    /// The buffers of the last exchange's multipart body, for the next exchange's.
+    var spareBuffers: MultipartBody<Sink>.Buffers?
     /// The last client progress (a read, a drained output), for the lazily re-armed idle timer.
     var lastActivity: Int64
 

@@ -14,10 +14,20 @@ final class MultipartBody<Sink: RequestBodySink> {
     /// The parser and rules for a multipart body of `type` on `route`; throws why it is
     /// refused. (An initializer, not a `Result`: the body is built where it is kept, not
     /// copied out of an enum, which retained and released every buffer it holds.)
+    ///
+    /// `buffers`, taken from the body of the connection's last request, are reused (none of
+    /// its state is kept).
     init(
         _ type: MediaType, route: Route?, head: RequestHead, limits: Limits, identity: Identity?, sink: Sink,
-        tools: RuleTools, now: Int64
+        tools: RuleTools, now: Int64, buffers: consuming Buffers?
     ) throws(ProxyError) {
+        var parserBuffers = MultipartParser.Buffers()
+        var ruleBuffers = RulePipeline<FramedSink<Sink>>.Buffers()
+        // Moved out, not copied: a second reference made the parser copy them again.
+        if var taken = buffers.take() {
+            swap(&parserBuffers, &taken.parser)
+            swap(&ruleBuffers, &taken.rules)
+        }
         let boundary: [UInt8]
         do throws(HTTPCoreError) {
             boundary = try type.multipartBoundary()
@@ -28,14 +38,15 @@ final class MultipartBody<Sink: RequestBodySink> {
             parser = try MultipartParser(
                 boundary: boundary, limits: limits.multipart,
                 policy: route?.rules.policy ?? MultipartPolicy(),
-                requestAnomalies: MultipartAnomalies(requestContentType: type))
+                requestAnomalies: MultipartAnomalies(requestContentType: type), buffers: consume parserBuffers
+            )
         } catch {
             throw ProxyError(error)
         }
         rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
             now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
-            hashing: tools.hashing, inspectors: tools.inspectors)
+            hashing: tools.hashing, inspectors: tools.inspectors, buffers: consume ruleBuffers)
         rewriter.borrowsInput = true
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
@@ -43,6 +54,20 @@ final class MultipartBody<Sink: RequestBodySink> {
             files.destination = .fileSpool
             rewriter.deferred = FramedSink(files, chunked: false)
         }
+    }
+
+    /// The buffers a body's parser and rules grew, for the connection's next body.
+    struct Buffers {
+        var parser: MultipartParser.Buffers
+        var rules: RulePipeline<FramedSink<Sink>>.Buffers
+    }
+
+    /// Takes the buffers of `body` when nothing else holds it (a pending digest or verdict
+    /// may), and lets it go: the body of an ended exchange, taken as the exchange ends, so
+    /// nothing it holds (the request's headers) outlives the exchange.
+    static func takeBuffers(_ body: inout MultipartBody?) -> Buffers? {
+        guard var taken = body.take(), isKnownUniquelyReferenced(&taken) else { return nil }
+        return Buffers(parser: taken.parser.takeBuffers(), rules: taken.rewriter.takeBuffers())
     }
 
     /// Parses `bytes`; parser errors and rule refusals become the client's error.

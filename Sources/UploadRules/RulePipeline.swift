@@ -126,10 +126,12 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///     queue's signal). Without it, every part is hashed inline and nothing is held.
     ///   - inspectors: the loop's inspection streams (`RuleSet.inspection`); without them, an
     ///     inspected file's verdict is a failure.
+    ///   - buffers: an earlier pipeline's (`takeBuffers()`), reused.
     public init(
         rules: RuleSet, sink: Sink, headers: HeaderFields, now: Int64, identity: Identity? = nil,
         maxFileBytes: Int64 = 4 << 30, sniffer: Sniffer? = nil, hashing: DigestQueue? = nil,
-        inspectors: (any InspectionStreams)? = nil, boundary: Boundary = .random()
+        inspectors: (any InspectionStreams)? = nil, boundary: Boundary = .random(),
+        buffers: consuming Buffers = Buffers()
     ) {
         self.inspectors = inspectors
         self.maxFileBytes = maxFileBytes
@@ -144,7 +146,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         values.date = Self.date(now)
         values.request = TemplateRequest(headers: headers, identity: identity)
         self.requestValues = values
-        self.encoder = MultipartEncoder(boundary: boundary, leadingLineBreak: rules.fieldsFirst)
+        var scratch: [UInt8] = []
+        swap(&scratch, &buffers.encoderScratch)
+        self.encoder = MultipartEncoder(
+            boundary: boundary, leadingLineBreak: rules.fieldsFirst, scratch: consume scratch)
+        swap(&self.lookahead, &buffers.lookahead)
+        swap(&self.headScratch, &buffers.headScratch)
+        self.lookahead.removeAll(keepingCapacity: true)
+        self.headScratch.removeAll(keepingCapacity: true)
         self.pendingBefore = rules.inject.indices.filter {
             if case .before = rules.inject[$0].position { return true }
             return false
