@@ -81,6 +81,11 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
         spans.removeAll(keepingCapacity: true)
     }
 
+    /// The bytes the list's two buffers have room for (what keeping it for reuse holds).
+    public var capacityBytes: Int {
+        storage.capacity + spans.capacity * MemoryLayout<Span>.stride
+    }
+
     /// Takes the byte buffer, emptied with its capacity kept, for the next head to be read
     /// into (then `init(buffer:reusing:)` with what is left of this list, its fields array).
     public mutating func takeBuffer() -> [UInt8] {

@@ -130,16 +130,20 @@ public struct MultipartParser {
 
         /// No buffers: a parser given them allocates its own.
         public init() {}
+
+        /// The most bytes one kept buffer may hold: what a connection keeps between bodies.
+        public static let keptLimit = 16 * 1024
     }
 
     /// Takes this parser's buffers (it must not be used after). They are emptied, their
     /// capacity kept, by the parser they are given to: by then the part heads that shared them
     /// are gone.
+    /// A buffer that grew past `Buffers.keptLimit` (a part head near its limit) is not kept.
     public mutating func takeBuffers() -> Buffers {
         var buffers = Buffers()
         swap(&buffers.held, &heldBytes)
-        swap(&buffers.headerLine, &headerLine)
-        swap(&buffers.headerFields, &headerFields)
+        if headerLine.capacity <= Buffers.keptLimit { swap(&buffers.headerLine, &headerLine) }
+        if headerFields.capacityBytes <= Buffers.keptLimit { swap(&buffers.headerFields, &headerFields) }
         return buffers
     }
 

@@ -96,10 +96,15 @@ public struct ActionBuffer: ByteSink, Sendable {
         return spare
     }
 
-    /// Keeps `headers`' buffers for the next `takeSpare(slot)`. Their fields are dropped when
-    /// they are reused, by which time no other copy should share them (one that still does
-    /// only costs the allocation this saves).
+    /// The most buffer bytes kept for one head: a head larger than usual (up to the header
+    /// limit) is not kept, so an idle connection holds no more than this for it.
+    public static let spareLimit = 16 * 1024
+
+    /// Keeps `headers`' buffers for the next `takeSpare(slot)` (not when they hold more than
+    /// `spareLimit` bytes). Their fields are dropped when they are reused, by which time no
+    /// other copy should share them (one that still does only costs the allocation this saves).
     public mutating func keepSpare(_ slot: HeadSlot, _ headers: HeaderFields) {
+        let headers = headers.capacityBytes <= Self.spareLimit ? headers : HeaderFields()
         switch slot {
         case .request: spareRequest = headers
         case .upstreamRequest: spareUpstreamRequest = headers

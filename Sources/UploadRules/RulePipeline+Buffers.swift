@@ -1,4 +1,5 @@
 import HTTPCore
+import MultipartParsing
 
 extension RulePipeline {
     /// The buffers a pipeline grows (the sniff window, a part head's fields, the encoder's
@@ -14,11 +15,14 @@ extension RulePipeline {
 
     /// Takes this pipeline's buffers (it must not be used after); the pipeline they are given
     /// to empties them.
+    /// A buffer that grew past `MultipartParser.Buffers.keptLimit` is not kept.
     public mutating func takeBuffers() -> Buffers {
+        let limit = MultipartParser.Buffers.keptLimit
         var buffers = Buffers()
-        swap(&buffers.lookahead, &lookahead)
-        swap(&buffers.headScratch, &headScratch)
-        buffers.encoderScratch = encoder.takeScratch()
+        if lookahead.capacity <= limit { swap(&buffers.lookahead, &lookahead) }
+        if headScratch.capacityBytes <= limit { swap(&buffers.headScratch, &headScratch) }
+        let scratch = encoder.takeScratch()
+        if scratch.capacity <= limit { buffers.encoderScratch = scratch }
         return buffers
     }
 }

@@ -90,4 +90,17 @@ import Testing
         }
         #expect(harness.statuses == [200, 201, 200])
     }
+
+    /// A head larger than `ActionBuffer.spareLimit` is not kept for the next request: an idle
+    /// connection does not hold it.
+    @Test func aLargeHeadIsNotKept() {
+        let harness = Harness(routes: Self.routes(), highWater: 1 << 20)
+        let small = Self.request(boundary: "b", extra: 1, parts: [("c", "1")])
+        harness.serve(small, response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(harness.actions.takeSpare(.request).capacityBytes > 0)
+        let large = Self.request(boundary: "b", extra: 60, parts: [("c", "1")])
+        harness.serve(large, response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(harness.actions.takeSpare(.request).capacityBytes == 0)
+        #expect(harness.statuses == [200, 200])
+    }
 }
