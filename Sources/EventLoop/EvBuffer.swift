@@ -56,17 +56,12 @@ public struct EvBuffer {
         if evbuffer_add_buffer(other.raw, raw) != 0 { EventLoopFailures.record("evbuffer_add_buffer failed") }
     }
 
-    /// Removes and returns the first `count` bytes.
+    /// Removes and returns the first `count` bytes (with `headSlack` bytes of room after them:
+    /// a head taken here is changed in place, the response's `Content-Length` and `Date`, and
+    /// an exact fit made the first change reallocate).
     public func remove(_ count: Int) -> [UInt8] {
-        let count = min(count, self.count)
-        // Room for a few fields more: a head taken here is changed in place (the response's
-        // `Content-Length`, `Date`), and an exact fit made the first change reallocate.
-        var removed = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: count + Self.headSlack) { buffer, initialized in
-            removed = Int(evbuffer_remove(raw, buffer.baseAddress, count))
-            initialized = max(0, removed)
-        }
-        if removed != count { EventLoopFailures.record("evbuffer_remove failed") }
+        var bytes: [UInt8] = []
+        remove(count, appendingTo: &bytes)
         return bytes
     }
 

@@ -47,9 +47,6 @@ public struct RequestHead: Equatable, Sendable {
         return target[..<question]
     }
 
-    /// The path decoded for route matching (`RequestTarget.routingPath`).
-    public var routingPath: [UInt8] { RequestTarget.routingPath(path) }
-
     /// Whether the client asked to keep the connection open after this exchange.
     public var keepAlive: Bool {
         let tokens = ConnectionTokens(headers)

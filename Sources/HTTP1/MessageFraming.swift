@@ -113,16 +113,10 @@ extension HeaderFields {
     /// Removes hop-by-hop fields, the fields that `Connection` names and the fields named in
     /// `names` (compared without regard to case), in one pass.
     public mutating func removeHopByHop(alsoRemoving names: [[UInt8]]) {
-        guard contains("Connection") else {
-            // Nothing named by `Connection`: no copy of the list to read its tokens from while
-            // it changes (that copy shared the fields' array, which then had to be copied: an
-            // allocation per head).
-            return removeFields(whereName: { name in
-                Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
-                    || names.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
-            })
-        }
-        let tokens = ConnectionTokens(self)
+        // A copy of the list to read the `Connection` tokens from only when there is a
+        // `Connection` field: the copy shares the fields' array, which then has to be copied as
+        // fields are removed (an allocation per head).
+        let tokens = contains("Connection") ? ConnectionTokens(self) : nil
         removeFields(whereName: { name in
             guard !Self.hopByHopBytes.contains(where: { asciiCaseInsensitiveEquals(name, $0) }),
                 !names.contains(where: { asciiCaseInsensitiveEquals(name, $0) })
@@ -130,7 +124,7 @@ extension HeaderFields {
                 return true
             }
             var named = false
-            tokens.forEachToken { token in
+            tokens?.forEachToken { token in
                 if asciiCaseInsensitiveEquals(name, token) { named = true }
             }
             return named

@@ -137,8 +137,7 @@ public struct MultipartParser {
 
     /// Takes this parser's buffers (it must not be used after). They are emptied, their
     /// capacity kept, by the parser they are given to: by then the part heads that shared them
-    /// are gone.
-    /// A buffer that grew past `Buffers.keptLimit` (a part head near its limit) is not kept.
+    /// are gone. A buffer that grew past `Buffers.keptLimit` (a part head near its limit) is not kept.
     public mutating func takeBuffers() -> Buffers {
         var buffers = Buffers()
         swap(&buffers.held, &heldBytes)

@@ -78,13 +78,7 @@ public struct Exchange<Sink: RequestBodySink> {
         self.secure = secure
         // Matched into the stored property and read from it: a local copy kept alive beside it
         // was a second copy of the route per request.
-        // A path without escapes or parameters is its own routing path: matched as it lies.
-        let path = head.path
-        let host = head.headers.firstValue("Host") ?? []
-        self.route =
-            RequestTarget.needsRoutingDecode(path)
-            ? settings.routes.match(path: RequestTarget.routingPath(path), host: host)
-            : settings.routes.match(path: path.utf8, host: host)
+        self.route = settings.routes.match(head)
         self.requestID =
             head.headers["X-Request-Id"].flatMap { $0.isEmpty || $0.count > 200 ? nil : $0 } ?? requestID
         self.target = self.route?.upstream ?? settings.upstream

@@ -4,8 +4,8 @@ extension HTTP1ConnectionStateMachine {
     mutating func settle(_ levels: BufferLevels, now: Int64, actions: inout ActionBuffer) {
         if let outcome = exchange?.outcome {
             readsPaused = exchange!.client.readsPaused
-            // The request head's buffers serve the next request's head (the exchange held the
-            // last copy of them).
+            // The exchange's buffers serve the next request: its multipart body's (or those it
+            // was lent and did not use) and its head's (it held the last copy of them).
             spareBuffers =
                 MultipartBody.takeBuffers(&exchange!.request.multipart)
                 ?? exchange!.request.spareBuffers.take()

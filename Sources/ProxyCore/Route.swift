@@ -233,7 +233,7 @@ public struct Route: Sendable {
 
     /// Whether `path` is under this route's prefix (segment-wise: `/upload` matches
     /// `/upload` and `/upload/x`, not `/uploads`). `path` is the request's routing
-    /// path (`RequestHead.routingPath`: normalised and percent-decoded); paths compare
+    /// path (`RequestTarget.routingPath`: normalised and percent-decoded); paths compare
     /// case-sensitively, as nginx and Apache on Linux compare them. `requestHost` is the Host
     /// without its port.
     public func matches(path: some Collection<UInt8>, host requestHost: String?) -> Bool {

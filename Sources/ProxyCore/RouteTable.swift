@@ -1,3 +1,5 @@
+public import HTTP1
+
 /// The routes in the order written, compiled for matching: each prefix and host as bytes, so
 /// a request is routed without building a `String` (the host is lowered once per request,
 /// and only when some route names one).
@@ -26,9 +28,18 @@ public struct RouteTable: Sendable, RandomAccessCollection, ExpressibleByArrayLi
     public var endIndex: Int { routes.endIndex }
     public subscript(position: Int) -> Route { routes[position] }
 
+    /// The route for `head`: its routing path (`RequestTarget.routingPath`; a path without an
+    /// escape or a `;` is its own, matched where it lies) and its Host field.
+    public func match(_ head: RequestHead) -> Route? {
+        let path = head.path
+        let host = head.headers.firstValue("Host") ?? []
+        guard RequestTarget.needsRoutingDecode(path) else { return match(path: path.utf8, host: host) }
+        return match(path: RequestTarget.routingPath(path), host: host)
+    }
+
     /// The route for a request: the longest matching path prefix (host-specific routes first
     /// among equals, then the first written). `path` is the routing path
-    /// (`RequestHead.routingPath`); `host` the request's Host field as received.
+    /// (`RequestTarget.routingPath`); `host` the request's Host field as received.
     public func match(path: some Collection<UInt8>, host: some Collection<UInt8>) -> Route? {
         let hostOnly = namesHosts ? Self.hostWithoutPort(host) : []
         var best: Int?

@@ -43,7 +43,7 @@ public enum UpstreamRequestHead {
     ///   - identity: who the route's `auth:` says sent it: the client's own identity fields
     ///     never go upstream; the route may set them (and `headers.set` values) from this.
     ///   - spare: buffers the head is built in (their fields are replaced): a connection's kept
-    ///     ones (`ActionBuffer.takeSpareHeaders()`) have room from the requests before.
+    ///     ones (`ActionBuffer.takeSpare(.upstreamRequest)`) have room from the requests before.
     public static func make(
         _ request: RequestHead, target: UpstreamURL, route: Route?, requestID: String, boundary: [UInt8]?,
         client: [UInt8], framing: Framing, secure: Bool = false, identity: Identity? = nil,

@@ -14,8 +14,7 @@ extension RulePipeline {
     }
 
     /// Takes this pipeline's buffers (it must not be used after); the pipeline they are given
-    /// to empties them.
-    /// A buffer that grew past `MultipartParser.Buffers.keptLimit` is not kept.
+    /// to empties them. A buffer that grew past `MultipartParser.Buffers.keptLimit` is not kept.
     public mutating func takeBuffers() -> Buffers {
         let limit = MultipartParser.Buffers.keptLimit
         var buffers = Buffers()
