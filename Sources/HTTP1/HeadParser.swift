@@ -54,7 +54,7 @@ public enum HeadParser {
             throw HTTP1Error(.invalidStatus, at: startOffset + parts.0.count + 1)
         }
         let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        let reason = parts.2.map { Array($0) } ?? []
+        let reason = parts.2.map { ReasonPhrases.shared($0) ?? Array($0) } ?? []
         let headers = try parseFields(&lines, limits: limits, reusing: consume spare)
         var response = ResponseHead(version: version, status: status, reason: "", headers: headers)
         response.reason = reason

@@ -62,6 +62,29 @@ extension ContentDisposition {
     ///
     /// - Throws: `HTTPCoreError` naming the reason and the byte offset within `value`.
     public static func parse(_ value: some Collection<UInt8>) throws(HTTPCoreError) -> ContentDisposition {
+        var buffers = ValueBuffers()
+        return try parse(value, reusing: &buffers)
+    }
+
+    /// The buffers a disposition's `name` and `filename` are read into, kept from one parse to
+    /// the next (a multipart parser's, part to part): once the disposition read into them is
+    /// gone, the next parse fills them without allocating.
+    public struct ValueBuffers: Sendable {
+        var name: [UInt8] = []
+        var filename: [UInt8] = []
+
+        /// Empty buffers.
+        public init() {}
+
+        /// The most bytes one of them holds room for (a keeper drops larger ones).
+        public var capacity: Int { max(name.capacity, filename.capacity) }
+    }
+
+    /// `parse(_:)` reading `name` and `filename` into `buffers` (emptied first, their capacity
+    /// kept when nothing else holds them).
+    public static func parse(_ value: some Collection<UInt8>, reusing buffers: inout ValueBuffers)
+        throws(HTTPCoreError) -> ContentDisposition
+    {
         var scanner = ParameterScanner(value)
         scanner.skipWhitespace()
         let type = scanner.token()
@@ -110,24 +133,27 @@ extension ContentDisposition {
             seenKnown |= known
             if known == 0 { seenOthers.append(name) }
             let valueStart = scanner.index
-            let value: [UInt8]
             let quoted = scanner.current == UInt8(ascii: "\"")
-            if quoted {
-                value = try scanner.quotedString(escapesAnyByte: false)
-            } else {
-                value = try scanner.unquotedValue()
-                if !isExtendedFilename { result.anomalies.insert(.unquotedValue) }
-            }
-            if asciiCaseInsensitiveEquals(name, "name") {
-                result.name = value
-            } else if asciiCaseInsensitiveEquals(name, "filename") {
-                plainFilename = value
-            } else if isExtendedFilename {
-                guard !quoted else { throw HTTPCoreError(.invalidExtendedValue, at: valueStart) }
-                extendedFilename = try decodeExtendedValue(value, at: valueStart)
-            } else {
-                result.parameters.append(
-                    HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: quoted))
+            if !quoted, !isExtendedFilename { result.anomalies.insert(.unquotedValue) }
+            switch known {
+            case 1:
+                buffers.name.removeAll(keepingCapacity: true)
+                try scanner.value(quoted: quoted, into: &buffers.name)
+                result.name = buffers.name
+            case 2:
+                buffers.filename.removeAll(keepingCapacity: true)
+                try scanner.value(quoted: quoted, into: &buffers.filename)
+                plainFilename = buffers.filename
+            default:
+                var value: [UInt8] = []
+                try scanner.value(quoted: quoted, into: &value)
+                if isExtendedFilename {
+                    guard !quoted else { throw HTTPCoreError(.invalidExtendedValue, at: valueStart) }
+                    extendedFilename = try decodeExtendedValue(value, at: valueStart)
+                } else {
+                    result.parameters.append(
+                        HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: quoted))
+                }
             }
             more = try scanner.parameterSeparator()
         }
@@ -212,5 +238,17 @@ extension ContentDisposition {
     private static func isAttributeChar(_ byte: UInt8) -> Bool {
         ByteClass.isTokenChar(byte) && byte != UInt8(ascii: "*") && byte != UInt8(ascii: "'")
             && byte != UInt8(ascii: "%")
+    }
+}
+
+extension ParameterScanner {
+    /// A disposition parameter's value, quoted (backslashes literal but before `"` and `\\`)
+    /// or not, appended to `value`.
+    fileprivate mutating func value(quoted: Bool, into value: inout [UInt8]) throws(HTTPCoreError) {
+        if quoted {
+            try quotedString(escapesAnyByte: false, into: &value)
+        } else {
+            try unquotedValue(into: &value)
+        }
     }
 }

@@ -38,6 +38,24 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
     public static func parse(_ value: some Collection<UInt8>, accepting leniency: Anomalies = [])
         throws(HTTPCoreError) -> MediaType
     {
+        try parse(value, accepting: leniency, reusing: nil)
+    }
+
+    /// `parse(_:accepting:)` in the storage of `spare` (a media type parsed earlier, given up):
+    /// its parameter list and its last parameter's value buffer are reused when nothing else
+    /// holds them, so a connection's next `multipart/form-data; boundary=…` allocates nothing.
+    public static func parse(
+        _ value: some Collection<UInt8>, accepting leniency: Anomalies = [],
+        reusing spare: consuming MediaType?
+    ) throws(HTTPCoreError) -> MediaType {
+        var parameters: [HeaderParameter] = []
+        var recycled: [UInt8] = []
+        if let spare = spare.take() {
+            parameters = spare.parameters
+            if let last = parameters.last { recycled = last.value }
+        }
+        // Unique now (the spare is gone): the list keeps its room and releases the values.
+        parameters.removeAll(keepingCapacity: true)
         var anomalies: Anomalies = []
         func separator(_ scanner: inout ParameterScanner) throws(HTTPCoreError) -> Bool {
             if leniency.contains(.commaSeparatedParameters) {
@@ -60,7 +78,6 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
         }
         let subtype = scanner.token()
         guard !subtype.isEmpty else { throw HTTPCoreError(.invalidMediaType, at: scanner.index) }
-        var parameters: [HeaderParameter] = []
         var more = try separator(&scanner)
         while more {
             scanner.skipWhitespace()
@@ -75,14 +92,18 @@ public struct MediaType: Equatable, Sendable, CustomStringConvertible {
                 throw HTTPCoreError(.invalidParameter, at: scanner.index)
             }
             let parameter: HeaderParameter
+            // The first value is read into the recycled buffer, later ones into new ones.
+            var value: [UInt8] = []
+            swap(&value, &recycled)
+            value.removeAll(keepingCapacity: true)
             if scanner.current == UInt8(ascii: "\"") {
-                let value = try scanner.quotedString(escapesAnyByte: true)
+                try scanner.quotedString(escapesAnyByte: true, into: &value)
                 parameter = HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: true)
             } else {
-                let value = scanner.token()
-                guard !value.isEmpty else { throw HTTPCoreError(.invalidParameter, at: scanner.index) }
-                parameter = HeaderParameter(
-                    name: name.lowercasedASCIIString, value: Array(value), wasQuoted: false)
+                let token = scanner.token()
+                guard !token.isEmpty else { throw HTTPCoreError(.invalidParameter, at: scanner.index) }
+                value.append(contentsOf: token)
+                parameter = HeaderParameter(name: name.lowercasedASCIIString, value: value, wasQuoted: false)
             }
             if parameters.contains(where: { $0.name == parameter.name }) {
                 throw HTTPCoreError(.duplicateParameter(parameter.name), at: nameStart)

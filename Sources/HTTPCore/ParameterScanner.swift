@@ -58,15 +58,22 @@ struct ParameterScanner {
     ///   quoted-pair); `false` only for `\"` and `\\`, keeping other backslashes literal as
     ///   browsers send them in file names.
     mutating func quotedString(escapesAnyByte: Bool) throws(HTTPCoreError) -> [UInt8] {
+        var value: [UInt8] = []
+        value.reserveCapacity(bytes.count - index - 1)  // one allocation, however long
+        try quotedString(escapesAnyByte: escapesAnyByte, into: &value)
+        return value
+    }
+
+    /// `quotedString(escapesAnyByte:)` appended to `value` (a buffer kept from value to value:
+    /// emptied by the caller, its capacity reused).
+    mutating func quotedString(escapesAnyByte: Bool, into value: inout [UInt8]) throws(HTTPCoreError) {
         let open = index
         index += 1
-        var value: [UInt8] = []
-        value.reserveCapacity(bytes.count - index)  // one allocation, however long
         while let byte = current {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return value
+                return
             case UInt8(ascii: "\\"):
                 if index + 1 < bytes.count,
                     escapesAnyByte || ByteClass.isQuotedPairTarget(bytes[base + index + 1])
@@ -82,11 +89,16 @@ struct ParameterScanner {
                     index += 1
                 }
             default:
-                guard !ByteClass.isForbiddenInFieldValue(byte) else {
-                    throw HTTPCoreError(.controlCharacter, at: index)
+                // A run of plain bytes up to the next quote, backslash or forbidden byte is
+                // appended in one copy.
+                let start = index
+                while let plain = current, plain != UInt8(ascii: "\""), plain != UInt8(ascii: "\\"),
+                    !ByteClass.isForbiddenInFieldValue(plain)
+                {
+                    index += 1
                 }
-                value.append(byte)
-                index += 1
+                guard index > start else { throw HTTPCoreError(.controlCharacter, at: index) }
+                value.append(contentsOf: bytes[(base + start)..<(base + index)])
             }
         }
         throw HTTPCoreError(.unterminatedQuotedString, at: open)
@@ -97,6 +109,13 @@ struct ParameterScanner {
     /// A `"` inside the value is an error: the value would read differently to a parser that
     /// expects quoting.
     mutating func unquotedValue() throws(HTTPCoreError) -> [UInt8] {
+        var value: [UInt8] = []
+        try unquotedValue(into: &value)
+        return value
+    }
+
+    /// `unquotedValue()` appended to `value` (a buffer kept from value to value).
+    mutating func unquotedValue(into value: inout [UInt8]) throws(HTTPCoreError) {
         let start = index
         var end = index
         while let byte = current, byte != UInt8(ascii: ";") {
@@ -111,7 +130,7 @@ struct ParameterScanner {
                 end = index
             }
         }
-        return Array(bytes[(base + start)..<(base + end)])
+        value.append(contentsOf: bytes[(base + start)..<(base + end)])
     }
 
     /// After a parameter value: optional whitespace, then `;` or the end.

@@ -27,7 +27,21 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// A fresh boundary from `generator` (inject a seeded one in tests).
     public static func random(using generator: inout some RandomNumberGenerator) -> Boundary {
-        var bytes: [UInt8] = []
+        random(using: &generator, reusing: [])
+    }
+
+    /// A fresh boundary written into `storage` (an earlier boundary's `bytes`, kept from one
+    /// body to the next: without another reference, no allocation).
+    public static func random(reusing storage: consuming [UInt8]) -> Boundary {
+        var generator = SecureRandom()
+        return random(using: &generator, reusing: storage)
+    }
+
+    static func random(using generator: inout some RandomNumberGenerator, reusing storage: consuming [UInt8])
+        -> Boundary
+    {
+        var bytes = storage
+        bytes.removeAll(keepingCapacity: true)
         bytes.reserveCapacity(44)
         bytes.append(contentsOf: "----FormGate".utf8)
         Hex.appendRandom(words: 2, to: &bytes, using: &generator)

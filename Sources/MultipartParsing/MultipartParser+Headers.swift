@@ -153,7 +153,8 @@ extension MultipartParser {
         }
         let disposition: ContentDisposition
         do {
-            disposition = try ContentDisposition.parse(headerFields.valueBytes(at: dispositionAt))
+            disposition = try ContentDisposition.parse(
+                headerFields.valueBytes(at: dispositionAt), reusing: &valueBuffers.disposition)
         } catch {
             throw MultipartError(.invalidContentDisposition(error.reason), at: at)
         }
@@ -170,7 +171,13 @@ extension MultipartParser {
         if disposition.anomalies.contains(.inlineContentType) { found.insert(.inlineContentType) }
         if disposition.anomalies.contains(.ignoredJunk) { found.insert(.dispositionJunk) }
 
-        var contentTypeValue = partHeaders.contentType.first.map { Array(headerFields.valueBytes(at: $0)) }
+        var contentTypeValue: [UInt8]?
+        if let position = partHeaders.contentType.first {
+            // Copied into a buffer kept from part to part (the last head that shared it is gone).
+            valueBuffers.contentType.removeAll(keepingCapacity: true)
+            valueBuffers.contentType.append(contentsOf: headerFields.valueBytes(at: position))
+            contentTypeValue = valueBuffers.contentType
+        }
         if let inline = disposition.inlineContentType {
             guard contentTypeValue == nil else {
                 throw MultipartError(.duplicateHeader("Content-Type"), at: at)

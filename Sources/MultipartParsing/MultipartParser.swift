@@ -96,6 +96,9 @@ public struct MultipartParser {
     var headerFields = HeaderFields()
     /// Where the current part's own headers are in `headerFields`, noted line by line.
     var partHeaders = PartHeaderIndex()
+    /// The buffers a part head's name, file name and declared type are read into, reused by
+    /// the next part once the head that shared them is gone.
+    var valueBuffers = PartValueBuffers()
     var partBytes: Int64 = 0
     var partByteLimit: Int64 = 0
     var partLimit = MultipartError.Limit.fieldBytes
@@ -127,6 +130,7 @@ public struct MultipartParser {
         var held: [UInt8] = []
         var headerLine: [UInt8] = []
         var headerFields = HeaderFields()
+        var values = PartValueBuffers()
 
         /// No buffers: a parser given them allocates its own.
         public init() {}
@@ -143,6 +147,7 @@ public struct MultipartParser {
         swap(&buffers.held, &heldBytes)
         if headerLine.capacity <= Buffers.keptLimit { swap(&buffers.headerLine, &headerLine) }
         if headerFields.capacityBytes <= Buffers.keptLimit { swap(&buffers.headerFields, &headerFields) }
+        if valueBuffers.capacity <= Buffers.keptLimit { swap(&buffers.values, &valueBuffers) }
         return buffers
     }
 
@@ -169,6 +174,7 @@ public struct MultipartParser {
         self.heldBytes = held  // CR LF - - boundary; the delimiter is from the LF on
         swap(&self.headerLine, &buffers.headerLine)
         self.headerLine.removeAll(keepingCapacity: true)
+        swap(&self.valueBuffers, &buffers.values)
         swap(&self.headerFields, &buffers.headerFields)
         self.headerFields.removeAll(keepingCapacity: true)
         self.headerLine.reserveCapacity(256)
@@ -287,6 +293,15 @@ public struct MultipartParser {
 
 /// Where a part's `Content-Disposition`, `Content-Type` and `Content-Transfer-Encoding` are
 /// among its header fields, and what its other headers flag, noted as the lines are taken.
+/// A part head's value buffers (see `MultipartParser.valueBuffers`).
+struct PartValueBuffers: Sendable {
+    var disposition = ContentDisposition.ValueBuffers()
+    var contentType: [UInt8] = []
+
+    /// The most bytes one of them holds room for.
+    var capacity: Int { max(disposition.capacity, contentType.capacity) }
+}
+
 struct PartHeaderIndex {
     /// The fields called one name: how many, and the first one's position.
     struct Seen {

@@ -335,7 +335,8 @@ final class Worker {
             for part in multipart.parts {
                 if part.renamed { entry.renamed += 1 }
                 if let scan = part.scan { entry.scans.count(scan) }
-                entry.stripped += part.stripped
+                // Appending an empty array still made room for it: one allocation per part.
+                if !part.stripped.isEmpty { entry.stripped += part.stripped }
                 if part.dropped { entry.dropped += 1 }
                 if part.sniffedType != nil, part.contentType == part.sniffedType,
                     part.declaredType != part.sniffedType

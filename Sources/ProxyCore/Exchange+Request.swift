@@ -24,7 +24,9 @@ extension Exchange {
         if settings.timeouts.bodyTotal > 0, client.awaitsEndStream || !request.decoder.isComplete {
             timers.start(.bodyTotal, at: now + settings.timeouts.bodyTotal, &actions)
         }
-        switch HeadChecks.check(head, route: route, framing: request.upstreamFraming, limits: settings.limits)
+        let spareType = request.spareBuffers?.mediaType.take()
+        switch HeadChecks.check(
+            head, route: route, framing: request.upstreamFraming, limits: settings.limits, reusing: spareType)
         {
         case .success(let type): request.bodyType = type
         case .failure(let error): return fail(error, date: date, now: now, actions: &actions)

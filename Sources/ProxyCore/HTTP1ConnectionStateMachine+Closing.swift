@@ -9,6 +9,7 @@ extension HTTP1ConnectionStateMachine {
             spareBuffers =
                 MultipartBody.takeBuffers(&exchange!.request.multipart)
                 ?? exchange!.request.spareBuffers.take()
+            if let type = exchange!.request.bodyType.take() { spareBuffers?.mediaType = type }
             actions.keepSpare(.request, exchange!.head.headers)
             exchange = nil
             switch outcome {

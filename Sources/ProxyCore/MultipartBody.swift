@@ -46,7 +46,8 @@ final class MultipartBody<Sink: RequestBodySink> {
         rewriter = RulePipeline(
             rules: route?.rules ?? RuleSet(), sink: FramedSink(sink, chunked: false), headers: head.headers,
             now: now / 1000, identity: identity, maxFileBytes: limits.fileBytes, sniffer: tools.sniffer,
-            hashing: tools.hashing, inspectors: tools.inspectors, buffers: consume ruleBuffers)
+            hashing: tools.hashing, inspectors: tools.inspectors, boundary: ruleBuffers.freshBoundary(),
+            buffers: consume ruleBuffers)
         rewriter.borrowsInput = true
         if route?.requestBody == .buffer, rewriter.splitsFiles {
             // order: fields_first — file parts wait in a second spool.
@@ -60,6 +61,8 @@ final class MultipartBody<Sink: RequestBodySink> {
     struct Buffers {
         var parser: MultipartParser.Buffers
         var rules: RulePipeline<FramedSink<Sink>>.Buffers
+        /// The last request's multipart type, for the next one's to be parsed in its storage.
+        var mediaType: MediaType?
     }
 
     /// Takes the buffers of `body` when nothing else holds it (a pending digest or verdict
@@ -67,7 +70,12 @@ final class MultipartBody<Sink: RequestBodySink> {
     /// nothing it holds (the request's headers) outlives the exchange.
     static func takeBuffers(_ body: inout MultipartBody?) -> Buffers? {
         guard var taken = body.take(), isKnownUniquelyReferenced(&taken) else { return nil }
-        return Buffers(parser: taken.parser.takeBuffers(), rules: taken.rewriter.takeBuffers())
+        var buffers = Buffers(
+            parser: taken.parser.takeBuffers(), rules: taken.rewriter.takeBuffers(), mediaType: nil)
+        _ = consume taken
+        // The body is gone: the kept request object lets go of the request's headers.
+        buffers.rules.forgetRequest()
+        return buffers
     }
 
     /// Parses `bytes`; parser errors and rule refusals become the client's error.

@@ -144,7 +144,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         var values = TemplateValues()
         values.time = now
         values.date = Self.date(now)
-        values.request = TemplateRequest(headers: headers, identity: identity)
+        values.request = TemplateRequest.reusing(&buffers.request, headers: headers, identity: identity)
         self.requestValues = values
         var scratch: [UInt8] = []
         swap(&scratch, &buffers.encoderScratch)
@@ -152,6 +152,10 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             boundary: boundary, leadingLineBreak: rules.fieldsFirst, scratch: consume scratch)
         swap(&self.lookahead, &buffers.lookahead)
         swap(&self.headScratch, &buffers.headScratch)
+        swap(&self.records, &buffers.records)
+        swap(&self.injected, &buffers.injected)
+        self.records.removeAll(keepingCapacity: true)
+        self.injected.removeAll(keepingCapacity: true)
         self.lookahead.removeAll(keepingCapacity: true)
         self.headScratch.removeAll(keepingCapacity: true)
         self.pendingBefore = rules.inject.indices.filter {
@@ -251,14 +255,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
 
     private mutating func begin(_ head: PartHead) {
         let original = head.nameString
-        let declared = Self.declaredType(head)
         let name = rules.renameFields.isEmpty ? original : rules.renameFields[original] ?? original
         // A client field named like one FormGate adds would reach the upstream beside it (PHP
         // keeps the last value): it is dropped as if `drop_fields` named it.
         if (!rules.dropFields.isEmpty && rules.dropFields.contains(original)) || rules.shadowsAddedField(name)
         {
             dropping = true
-            records.append(
+            let declared = Self.declaredType(head)
+            appendRecord(
                 PartRecord(
                     name: original, filename: head.filenameString, originalFilename: head.filenameString,
                     declaredType: declared, contentType: declared, dropped: true))
@@ -428,7 +432,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         if part.head.isFile, fileContent == nil {
             fileContent = (part.head.contentOffset, output.written)
         }
-        records.append(
+        appendRecord(
             PartRecord(
                 name: part.name, filename: finalFilename, originalFilename: part.head.filenameString,
                 declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"],
@@ -442,6 +446,13 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             inspecting = true
             inspected = inspectors?.open(inspection, part: records[records.count - 1])
         }
+    }
+
+    /// Adds a part's record; the first one makes room for four (one allocation for most
+    /// requests, not one per doubling).
+    mutating func appendRecord(_ record: consuming PartRecord) {
+        if records.capacity == 0 { records.reserveCapacity(4) }
+        records.append(record)
     }
 
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.

@@ -290,11 +290,14 @@ public struct TemplateValues: Sendable {
 
 /// What the values of a request's parts share: its headers and identity (one reference, so
 /// copying a part's values retains one object, not every header buffer and claim).
-public final class TemplateRequest: Sendable {
+///
+/// Its fields change only while nothing else holds it (`reusing`, `forget`): whoever holds one
+/// sees it as it was made, so it is as immutable to them as a class of `let`s.
+public final class TemplateRequest: @unchecked Sendable {
     /// The request's headers (`{header:NAME}`).
-    public let headers: HeaderFields
+    public private(set) var headers: HeaderFields
     /// Who sent the request (`{auth:…}`).
-    public let identity: Identity?
+    public private(set) var identity: Identity?
 
     /// No headers, no identity.
     public static let none = TemplateRequest()
@@ -302,5 +305,27 @@ public final class TemplateRequest: Sendable {
     public init(headers: HeaderFields = HeaderFields(), identity: Identity? = nil) {
         self.headers = headers
         self.identity = identity
+    }
+
+    /// `spare` (a connection's last request's, taken) refilled when nothing else holds it, or
+    /// a new one.
+    static func reusing(_ spare: inout TemplateRequest?, headers: HeaderFields, identity: Identity?)
+        -> TemplateRequest
+    {
+        guard var kept = spare.take(), isKnownUniquelyReferenced(&kept) else {
+            return TemplateRequest(headers: headers, identity: identity)
+        }
+        kept.headers = headers
+        kept.identity = identity
+        return kept
+    }
+
+    /// `spare` emptied (nothing of its request kept: its headers' buffers are reused by the
+    /// connection's next head), or dropped when something else still holds it.
+    static func forget(_ spare: inout TemplateRequest?) {
+        guard var kept = spare.take(), isKnownUniquelyReferenced(&kept) else { return }
+        kept.headers = HeaderFields()
+        kept.identity = nil
+        spare = kept
     }
 }

@@ -158,6 +158,16 @@ import Testing
         #expect(throws: HTTP1Error.self) { try HeadParser.parseResponse(Array("ICY 200 OK\r\n\r\n".utf8)) }
     }
 
+    /// Common reason phrases are shared arrays, others copied; either way the bytes as sent
+    /// (a phrase differing only in case or by a space is not a common one).
+    @Test(arguments: [
+        "OK", "Created", "Not Found", "ok", "OK ", "Okay", "Bad Gateway", "Internal Server Error", "",
+    ])
+    func keepsTheReasonPhraseAsSent(_ phrase: String) throws {
+        let head = try HeadParser.parseResponse(Array("HTTP/1.1 200 \(phrase)\r\n\r\n".utf8))
+        #expect(head.reason == Array(phrase.utf8))
+    }
+
     @Test func scannerFindsTheEndAcrossSplits() throws {
         let text = Array("\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\nBODY".utf8)
         for cut in 1..<text.count {

@@ -3,6 +3,7 @@ import HTTPCore
 import MultipartParsing
 import ProxyCore
 import Testing
+import UploadRules
 
 /// A keep-alive connection reads, builds and parses every head, and parses and re-encodes every
 /// multipart body, in buffers kept from its earlier requests (`ActionBuffer.takeSpare`,
@@ -89,6 +90,54 @@ import Testing
             #expect(client.hasSuffix(["ok", "new", "ok"][index]))
         }
         #expect(harness.statuses == [200, 201, 200])
+    }
+
+    /// What a body's rules read from its request (a header in a template, the part's name,
+    /// file name and declared type, the request's boundary, quoted or not) is its own, though
+    /// the objects and buffers they are read into were the connection's last request's.
+    @Test func requestValuesAreEachRequestsOwn() throws {
+        var route = Route(pathPrefix: "/m", rewritesMultipart: true)
+        route.rules.inject = [
+            Injection(name: "tag", position: .last, value: .template(try Template("{header:x-tag}")))
+        ]
+        route.rules.filename = try Template("{header:x-tag}-{original}")
+        let harness = Harness(routes: RouteTable([route]), highWater: 1 << 20)
+        let cases: [(tag: String, boundary: String, quoted: Bool, name: String, file: String, type: String)] =
+            [
+                (
+                    "first-tag-0123456789", "boundary-number-one-0123456789", true, "upload",
+                    "a-long-file-name.bin",
+                    "application/octet-stream"
+                ),
+                ("t2", "b2", false, "f", "b.txt", "text/plain"),
+                ("third", "three", true, "document-field-name", "c.pdf", "application/pdf"),
+            ]
+        var upstreamStart = 0
+        var boundaries: Set<String> = []
+        for (index, item) in cases.enumerated() {
+            let body =
+                "--\(item.boundary)\r\nContent-Disposition: form-data; name=\"\(item.name)\"; filename=\"\(item.file)\"\r\n"
+                + "Content-Type: \(item.type)\r\n\r\ncontent \(index)\r\n--\(item.boundary)--\r\n"
+            let type = item.quoted ? "\"\(item.boundary)\"" : item.boundary
+            let request =
+                "POST /m HTTP/1.1\r\nHost: t\r\nX-Tag: \(item.tag)\r\n"
+                + "Content-Type: multipart/form-data; boundary=\(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body
+            harness.serve(request, response: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            let received = Array(harness.shell.upstreamReceived[upstreamStart...])
+            upstreamStart = harness.shell.upstreamReceived.count
+            let text = String(decoding: received, as: UTF8.self)
+            let got = try Self.parts(received)
+            #expect(got.parts.map(\.0) == [item.name, "tag"], "request \(index)")
+            #expect(got.parts.map(\.1) == ["content \(index)", item.tag], "request \(index)")
+            #expect(text.contains("filename=\"\(item.tag)-\(item.file)\""), "request \(index): \(text)")
+            #expect(text.contains("Content-Type: \(item.type)\r\n"), "request \(index): \(text)")
+            #expect(!text.contains(item.boundary), "request \(index): the client's boundary went upstream")
+            boundaries.insert(
+                String(got.head.split(separator: "boundary=").last?.prefix { !$0.isNewline } ?? ""))
+        }
+        #expect(boundaries.count == 3)
+        #expect(harness.statuses == [200, 200, 200])
     }
 
     /// A head larger than `ActionBuffer.spareLimit` is not kept for the next request: an idle
