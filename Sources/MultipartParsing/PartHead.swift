@@ -61,8 +61,9 @@ public enum MultipartEvent {
 
 /// Receives parser events; the parser is generic over it, so calls dispatch statically.
 public protocol MultipartEventHandler {
-    /// Handles one event. Bytes in `.body` are valid only during the call.
-    mutating func handle(_ event: MultipartEvent)
+    /// Handles one event. Bytes in `.body` are valid only during the call. The event is the
+    /// handler's: a part head can be kept without a copy.
+    mutating func handle(_ event: consuming MultipartEvent)
 }
 
 /// Adapts a closure to `MultipartEventHandler`.

@@ -164,48 +164,47 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
     }
 
-    public mutating func handle(_ event: MultipartEvent) {
+    public mutating func handle(_ event: consuming MultipartEvent) {
         guard refusal == nil else { return }
-        switch event {
+        switch consume event {
         case .partBegin(let head):
             begin(head)
         case .body(let bytes):
             guard !dropping else { return }
-            if let held, let rule = rules.sniff {
+            // The held part is tested, then moved out with `take()`: never copied (an `if let`
+            // binding copied its head and values, every buffer retained, on every read).
+            if held != nil, let windowBytes = rules.sniff?.bytes {
                 if lookahead.isEmpty, borrowed == nil, borrowsInput {
                     // The window's first bytes are in this read: sniffed where they lie and,
                     // when the part ends within the read, forwarded without a copy.
-                    guard bytes.count >= rule.bytes else {
+                    guard bytes.count >= windowBytes else {
                         borrowed = bytes
                         return
                     }
-                    self.held = nil
-                    emitSniffed(held, window: UnsafeRawBufferPointer(rebasing: bytes[..<rule.bytes]))
+                    emitSniffed(held.take()!, window: UnsafeRawBufferPointer(rebasing: bytes[..<windowBytes]))
                     guard refusal == nil else { return }
                     forward(bytes)
                     return
                 }
                 keepBorrowed()
-                let take = min(bytes.count, rule.bytes - lookahead.count)
+                let take = min(bytes.count, windowBytes - lookahead.count)
                 lookahead.append(contentsOf: bytes[..<take])
-                guard lookahead.count >= rule.bytes else { return }
-                self.held = nil
-                release(held)
+                guard lookahead.count >= windowBytes else { return }
+                release(held.take()!)
                 guard refusal == nil else { return }
                 forward(UnsafeRawBufferPointer(rebasing: bytes[take...]))
                 return
             }
             forward(bytes)
         case .partEnd:
-            if let held {
-                self.held = nil
+            if let part = held.take() {
                 if let window = borrowed {
                     borrowed = nil
-                    emitSniffed(held, window: window)
+                    emitSniffed(part, window: window)
                     guard refusal == nil else { return }
                     forward(window)
                 } else {
-                    release(held)
+                    release(part)
                 }
                 guard refusal == nil else { return }
             }
@@ -253,7 +252,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         output.write(bytes)
     }
 
-    private mutating func begin(_ head: PartHead) {
+    private mutating func begin(_ head: consuming PartHead) {
         let original = head.nameString
         let name = rules.renameFields.isEmpty ? original : rules.renameFields[original] ?? original
         // A client field named like one FormGate adds would reach the upstream beside it (PHP
@@ -297,17 +296,19 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 values.basename = safe
             }
         }
-        let part = HeldPart(head: head, name: name, values: values, safeName: safe, renamed: name != original)
-        if head.isFile, rules.sniff != nil {
-            held = part
+        let isFile = head.isFile
+        let part = HeldPart(
+            head: consume head, name: name, values: values, safeName: safe, renamed: name != original)
+        if isFile, rules.sniff != nil {
+            held = consume part
             lookahead.removeAll(keepingCapacity: true)
             return
         }
-        emitHead(part, sniffed: nil)
+        emitHead(consume part, sniffed: nil)
     }
 
     /// The sniff window is full (or the part ended): decide, emit the head, then the bytes.
-    private mutating func release(_ part: HeldPart) {
+    private mutating func release(_ part: consuming HeldPart) {
         let sniffed = sniffer?.sniff(lookahead)
         emitHead(part, sniffed: sniffed)
         guard refusal == nil else { return }
@@ -316,7 +317,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     /// Sniffs `window` (the part's first bytes, where they were read) and emits the head.
-    private mutating func emitSniffed(_ part: HeldPart, window: UnsafeRawBufferPointer) {
+    private mutating func emitSniffed(_ part: consuming HeldPart, window: UnsafeRawBufferPointer) {
         emitHead(part, sniffed: sniffer?.sniff(window))
     }
 
@@ -338,24 +339,24 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     ///
     /// The head carries `Content-Type` (declared, sniffed, or repaired) and the headers the
     /// route keeps, nothing else (RFC 7578 §4.8).
-    private mutating func emitHead(_ part: HeldPart, sniffed: String?) {
+    private mutating func emitHead(_ part: consuming HeldPart, sniffed: String?) {
         // The head's fields are built in a buffer kept from part to part.
         var partHeaders = headScratch
         headScratch = HeaderFields()
         partHeaders.removeAll(keepingCapacity: true)
-        emitHead(part, sniffed: sniffed, headers: &partHeaders)
+        emitHead(&part, sniffed: sniffed, headers: &partHeaders)
         headScratch = partHeaders
     }
 
-    /// `emitHead(_:sniffed:)` with the head's fields built in `partHeaders`.
+    /// `emitHead(_:sniffed:)` with the head's fields built in `partHeaders`; the part's values
+    /// are completed in place (the extension a sniffed type gives, the final file name).
     private mutating func emitHead(
-        _ part: HeldPart, sniffed: String?, headers partHeaders: inout HeaderFields
+        _ part: inout HeldPart, sniffed: String?, headers partHeaders: inout HeaderFields
     ) {
         let declared = Self.declaredType(part.head)
         if let declared, !part.head.hasInvalidContentType {
             partHeaders.append(name: "Content-Type", value: declared)
         }
-        var values = part.values
         if part.head.isFile {
             // Parsed only for the rules that read it.
             let declaredEssence =
@@ -375,7 +376,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                         return
                     }
                 }
-                if let ext = Sniffer.fileExtension(for: sniffed) { values.ext = ext }
+                if let ext = Sniffer.fileExtension(for: sniffed) { part.values.ext = ext }
             }
             if part.head.hasInvalidContentType, let sniffed {
                 partHeaders.set(name: "Content-Type", value: sniffed)
@@ -398,7 +399,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         var finalFilename: String?
         if part.head.filename != nil {
             if let template = rules.filename, !part.safeName.isEmpty {
-                let rendered = template.render(values, random: &random)
+                let rendered = template.render(part.values, random: &random)
                 do throws(FilenameSanitizer.Refusal) {
                     finalFilename = try FilenameSanitizer.sanitize(rendered)
                 } catch {
@@ -409,7 +410,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             } else {
                 finalFilename = part.safeName
             }
-            values.filename = finalFilename ?? ""
+            part.values.filename = finalFilename ?? ""
         }
         var pending = 0
         while pending < pendingBefore.count {
@@ -419,7 +420,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 continue
             }
             pendingBefore.remove(at: pending)
-            emitInjection(injection, values: values, contentType: partHeaders["Content-Type"])
+            emitInjection(injection, values: part.values, contentType: partHeaders["Content-Type"])
         }
         output.toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
         do throws(MultipartEncodingError) {
