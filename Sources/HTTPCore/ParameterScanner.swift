@@ -52,20 +52,12 @@ struct ParameterScanner {
         return bytes[(base + start)..<(base + index)]
     }
 
-    /// Consumes a quoted string starting at the opening `"` and returns its unescaped content.
+    /// Consumes a quoted string starting at the opening `"` and appends its unescaped content to
+    /// `value` (a buffer the caller may keep from value to value, emptied by it).
     ///
     /// - Parameter escapesAnyByte: `true` reads `\x` as `x` for every byte (RFC 9110
     ///   quoted-pair); `false` only for `\"` and `\\`, keeping other backslashes literal as
     ///   browsers send them in file names.
-    mutating func quotedString(escapesAnyByte: Bool) throws(HTTPCoreError) -> [UInt8] {
-        var value: [UInt8] = []
-        value.reserveCapacity(bytes.count - index - 1)  // one allocation, however long
-        try quotedString(escapesAnyByte: escapesAnyByte, into: &value)
-        return value
-    }
-
-    /// `quotedString(escapesAnyByte:)` appended to `value` (a buffer kept from value to value:
-    /// emptied by the caller, its capacity reused).
     mutating func quotedString(escapesAnyByte: Bool, into value: inout [UInt8]) throws(HTTPCoreError) {
         let open = index
         index += 1
@@ -104,17 +96,11 @@ struct ParameterScanner {
         throw HTTPCoreError(.unterminatedQuotedString, at: open)
     }
 
-    /// Consumes an unquoted value up to the next `;` or the end, trimming trailing whitespace.
+    /// Consumes an unquoted value up to the next `;` or the end, trimming trailing whitespace,
+    /// and appends it to `value`.
     ///
     /// A `"` inside the value is an error: the value would read differently to a parser that
     /// expects quoting.
-    mutating func unquotedValue() throws(HTTPCoreError) -> [UInt8] {
-        var value: [UInt8] = []
-        try unquotedValue(into: &value)
-        return value
-    }
-
-    /// `unquotedValue()` appended to `value` (a buffer kept from value to value).
     mutating func unquotedValue(into value: inout [UInt8]) throws(HTTPCoreError) {
         let start = index
         var end = index

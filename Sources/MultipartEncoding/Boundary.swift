@@ -21,8 +21,7 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The default generator is the system's cryptographically secure one (`getrandom(2)` on
     /// Linux), so a client cannot predict the boundary and plant it in its content.
     public static func random() -> Boundary {
-        var generator = SecureRandom()
-        return random(using: &generator)
+        random(reusing: [])
     }
 
     /// A fresh boundary from `generator` (inject a seeded one in tests).

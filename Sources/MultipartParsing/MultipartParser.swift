@@ -291,8 +291,6 @@ public struct MultipartParser {
     }
 }
 
-/// Where a part's `Content-Disposition`, `Content-Type` and `Content-Transfer-Encoding` are
-/// among its header fields, and what its other headers flag, noted as the lines are taken.
 /// A part head's value buffers (see `MultipartParser.valueBuffers`).
 struct PartValueBuffers: Sendable {
     var disposition = ContentDisposition.ValueBuffers()
@@ -302,6 +300,8 @@ struct PartValueBuffers: Sendable {
     var capacity: Int { max(disposition.capacity, contentType.capacity) }
 }
 
+/// Where a part's `Content-Disposition`, `Content-Type` and `Content-Transfer-Encoding` are
+/// among its header fields, and what its other headers flag, noted as the lines are taken.
 struct PartHeaderIndex {
     /// The fields called one name: how many, and the first one's position.
     struct Seen {
