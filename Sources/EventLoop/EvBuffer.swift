@@ -56,6 +56,14 @@ public struct EvBuffer {
         if evbuffer_add_buffer(other.raw, raw) != 0 { EventLoopFailures.record("evbuffer_add_buffer failed") }
     }
 
+    /// Appends references to every byte of `other` (which keeps them): its chains become
+    /// immutable and shared, each freed when both buffers are done with it. Both buffers must
+    /// be used and freed on one thread (libevent's reference counts are not atomic). `false`:
+    /// `other` holds chains that cannot be shared (already shared, a file segment).
+    public func addReferences(to other: EvBuffer) -> Bool {
+        evbuffer_add_buffer_reference(raw, other.raw) == 0
+    }
+
     /// Removes and returns the first `count` bytes (with `headSlack` bytes of room after them:
     /// a head taken here is changed in place, the response's `Content-Length` and `Date`, and
     /// an exact fit made the first change reallocate).

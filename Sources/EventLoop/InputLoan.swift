@@ -9,6 +9,11 @@
 /// then drains what lies before each move and moves the piece, copying what waited between.
 /// Only whole chains move; the part of a chain a piece covers is copied by libevent itself.
 ///
+/// A move may also be shared (`write(_:to:sharing:)`): at `settle` its chains are referenced,
+/// not copied, before they move (`EvBuffer.addReferences`), and whoever shares them (a large
+/// file's digest, hashed on another thread) gets where they lie and a release to call, on this
+/// thread, when done. The chains stay until both the target and the sharer are done.
+///
 /// Pieces under `minimumMove` are copied (a move of a few bytes saves nothing). A loan
 /// records at most `maximumMoves` moves; past that, bytes are copied, so what a loan keeps is
 /// bounded by the input one read step covers.
@@ -20,11 +25,17 @@ public struct InputLoan {
     /// The most moves one loan records.
     public let maximumMoves: Int
 
+    /// Hears where shared bytes lie once they are pinned, and the release to call (on the
+    /// loan's thread) when done with them.
+    public typealias Sharer = (_ regions: [UnsafeRawBufferPointer], _ release: @escaping () -> Void) -> Void
+
     private enum Write {
         /// `scratch[range]` to `target`.
         case copy(EvBuffer, Range<Int>)
         /// `count` input bytes from `offset` (from the input's start when the loan opened).
         case move(EvBuffer, offset: Int, count: Int)
+        /// A move whose chains `sharer` also gets.
+        case sharedMove(EvBuffer, offset: Int, count: Int, sharer: Sharer)
     }
 
     private var input: EvBuffer?
@@ -33,6 +44,8 @@ public struct InputLoan {
     private var chunkOffset = 0
     private var writes: [Write] = []
     private var scratch: [UInt8] = []
+    /// Where a shared move's chains wait while they are referenced.
+    private var stage: OwnedEvBuffer?
     /// Moves recorded by this loan.
     public private(set) var moves = 0
     /// Bytes moved rather than copied, over every loan (for tests and the profile).
@@ -62,11 +75,8 @@ public struct InputLoan {
     /// Writes `bytes` to `target`: recorded as a move when they lie in the chunk being read,
     /// else copied (at once when nothing waits before them).
     public mutating func write(_ bytes: UnsafeRawBufferPointer, to target: EvBuffer) {
-        guard let start = bytes.baseAddress, bytes.count > 0 else { return }
-        if bytes.count >= Self.minimumMove, moves < maximumMoves, let chunkStart = chunk.baseAddress,
-            start >= chunkStart, start + bytes.count <= chunkStart + chunk.count
-        {
-            let offset = chunkOffset + (start - chunkStart)
+        guard bytes.count > 0 else { return }
+        if let offset = movableOffset(bytes) {
             if case .move(let last, let lastOffset, let lastCount) = writes.last, last.raw == target.raw,
                 lastOffset + lastCount == offset
             {
@@ -77,6 +87,37 @@ public struct InputLoan {
             }
             return
         }
+        copy(bytes, to: target)
+    }
+
+    /// Writes `bytes` to `target` as `write(_:to:)` does and, when they move, shares them with
+    /// `sharer` (called at `settle`); returns whether they will be shared (else they were
+    /// copied and `sharer` is never called).
+    public mutating func write(
+        _ bytes: UnsafeRawBufferPointer, to target: EvBuffer, sharing sharer: @escaping Sharer
+    )
+        -> Bool
+    {
+        guard let offset = movableOffset(bytes) else {
+            copy(bytes, to: target)
+            return false
+        }
+        writes.append(.sharedMove(target, offset: offset, count: bytes.count, sharer: sharer))
+        moves += 1
+        return true
+    }
+
+    /// The input offset of `bytes` when they may move: long enough, in the chunk being read,
+    /// within the move cap.
+    private func movableOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let start = bytes.baseAddress, bytes.count >= Self.minimumMove, moves < maximumMoves,
+            let chunkStart = chunk.baseAddress, start >= chunkStart,
+            start + bytes.count <= chunkStart + chunk.count
+        else { return nil }
+        return chunkOffset + (start - chunkStart)
+    }
+
+    private mutating func copy(_ bytes: UnsafeRawBufferPointer, to target: EvBuffer) {
         guard !writes.isEmpty else { return target.add(bytes) }
         let from = scratch.count
         scratch.append(contentsOf: bytes)
@@ -103,10 +144,47 @@ public struct InputLoan {
                 input.move(count, to: target)
                 removed = offset + count
                 movedBytes += Int64(count)
+            case .sharedMove(let target, let offset, let count, let sharer):
+                if offset > removed { input.drain(offset - removed) }
+                share(input, count, to: target, sharer)
+                removed = offset + count
+                movedBytes += Int64(count)
             }
         }
         if used > removed { input.drain(used - removed) }
         writes.removeAll(keepingCapacity: true)
         scratch.removeAll(keepingCapacity: scratch.count <= 64 * 1024)
+    }
+
+    /// Moves the first `count` input bytes to `target` through the stage, whose chains are
+    /// referenced first by a buffer `sharer` gets (freed by its release). Only whole chains
+    /// move; libevent copies the piece of a chain the count ends in, into the stage.
+    private mutating func share(_ input: EvBuffer, _ count: Int, to target: EvBuffer, _ sharer: Sharer) {
+        let stage = self.stage ?? OwnedEvBuffer()
+        self.stage = stage
+        input.move(count, to: stage.buffer)
+        let references = OwnedEvBuffer()
+        var regions: [UnsafeRawBufferPointer] = []
+        if references.buffer.addReferences(to: stage.buffer) {
+            references.buffer.forEachChunk { chunk in
+                regions.append(chunk)
+                return true
+            }
+            stage.buffer.moveAll(to: target)
+            // The references go with the release closure, once it is called and dropped.
+            sharer(regions) { withExtendedLifetime(references) {} }
+        } else {
+            // Not shareable (never expected of an input's chains): the sharer gets a copy.
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 1)
+            var filled = 0
+            stage.buffer.forEachChunk { chunk in
+                UnsafeMutableRawBufferPointer(rebasing: copy[filled..<filled + chunk.count]).copyMemory(
+                    from: chunk)
+                filled += chunk.count
+                return true
+            }
+            stage.buffer.moveAll(to: target)
+            sharer([UnsafeRawBufferPointer(copy)]) { copy.deallocate() }
+        }
     }
 }

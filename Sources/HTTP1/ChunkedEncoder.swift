@@ -28,6 +28,19 @@ public enum ChunkedEncoder {
         sink.write("\r\n")
     }
 
+    /// Writes `bytes` as one chunk, the bytes themselves through `write(_:sharingWith:)`;
+    /// returns whether the sink shares them with `reader`.
+    public static func writeChunk(
+        _ bytes: UnsafeRawBufferPointer, into sink: inout some ByteSink,
+        sharingWith reader: any SharedBytesReader
+    ) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        sink.write(chunkHeader(bytes.count))
+        let shared = sink.write(bytes, sharingWith: reader)
+        sink.write("\r\n")
+        return shared
+    }
+
     /// Writes the last chunk and an empty trailer section.
     public static func writeEnd(into sink: inout some ByteSink) {
         sink.write("0\r\n\r\n")

@@ -6,9 +6,33 @@
 public protocol ByteSink {
     /// Appends `bytes`; they are valid only for the duration of the call.
     mutating func write(_ bytes: UnsafeRawBufferPointer)
+
+    /// Appends `bytes` as `write(_:)` does and, when the sink forwards them by reference
+    /// rather than copying them (they lie in a lent input, `InputLoan`), shares them with
+    /// `reader`: returns `true`, and once the bytes are pinned, on this thread, calls
+    /// `reader.attach` with where they lie. `false`: they were copied, `reader` hears nothing.
+    mutating func write(_ bytes: UnsafeRawBufferPointer, sharingWith reader: any SharedBytesReader) -> Bool
+}
+
+/// Reads bytes a sink forwarded by reference (`ByteSink.write(_:sharingWith:)`) later, and
+/// possibly on another thread: a large file's digest on the hashing threads.
+public protocol SharedBytesReader: AnyObject, Sendable {
+    /// The shared bytes are pinned: `regions`, in order, stay valid and unchanged until
+    /// `release` is called, which must be on the thread that called `attach` (the loop's;
+    /// the pinned chains are libevent's, whose reference counts are not atomic).
+    func attach(_ regions: [UnsafeRawBufferPointer], release: @escaping () -> Void)
 }
 
 extension ByteSink {
+    /// Copies: nothing is shared.
+    @inlinable
+    public mutating func write(_ bytes: UnsafeRawBufferPointer, sharingWith reader: any SharedBytesReader)
+        -> Bool
+    {
+        write(bytes)
+        return false
+    }
+
     /// Appends the bytes of an array.
     @inlinable
     public mutating func write(_ bytes: [UInt8]) {

@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPCore
 import HTTPIO
 import ProxyCore
 
@@ -21,6 +22,19 @@ struct BodySink: RequestBodySink {
         case .staging: io.write(bytes, to: io.staging.buffer)
         case .spool: io.spool?.write(bytes)
         case .fileSpool: io.fileSpool?.write(bytes)
+        }
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer, sharingWith reader: any SharedBytesReader) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        switch destination {
+        case .upstream:
+            guard let output = io.upstream?.socket.output else { return false }
+            return io.write(bytes, to: output, sharingWith: reader)
+        case .staging: return io.write(bytes, to: io.staging.buffer, sharingWith: reader)
+        case .spool, .fileSpool:
+            write(bytes)
+            return false
         }
     }
 

@@ -1,5 +1,6 @@
 import CLibevent
 import EventLoop
+import HTTPCore
 import HTTPIO
 import ProxyCore
 import UploadRules
@@ -158,6 +159,20 @@ final class ExchangeIO {
         } else {
             target.add(bytes)
         }
+    }
+
+    /// Writes body bytes to `target` as `write(_:to:)` does, sharing them with `reader` when
+    /// they move (`InputLoan.write(_:to:sharing:)`); returns whether they will be shared.
+    func write(
+        _ bytes: UnsafeRawBufferPointer, to target: EvBuffer, sharingWith reader: any SharedBytesReader
+    )
+        -> Bool
+    {
+        guard loan.isOpen else {
+            target.add(bytes)
+            return false
+        }
+        return loan.write(bytes, to: target) { regions, release in reader.attach(regions, release: release) }
     }
 
     /// Moves the staged body bytes to the upstream's output.

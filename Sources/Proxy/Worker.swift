@@ -134,6 +134,7 @@ final class Worker {
     /// A hashing thread or the spool writer reported progress: every connection looks at its
     /// held output, paused reads and pending spool flushes (`hashingProgressed`).
     private func backgroundProgressed() {
+        ruleTools.hashing?.releaseHashed()
         for client in Array(clients.values) {
             client.hashingProgressed()
             client.localProgressed()

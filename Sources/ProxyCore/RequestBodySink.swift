@@ -74,4 +74,12 @@ public struct FramedSink<Base: RequestBodySink>: ByteSink {
             base.write(bytes)
         }
     }
+
+    /// Writes `bytes` as `write(_:)` does, sharing them with `reader` when the base can.
+    public mutating func write(_ bytes: UnsafeRawBufferPointer, sharingWith reader: any SharedBytesReader)
+        -> Bool
+    {
+        guard chunked else { return base.write(bytes, sharingWith: reader) }
+        return ChunkedEncoder.writeChunk(bytes, into: &base, sharingWith: reader)
+    }
 }

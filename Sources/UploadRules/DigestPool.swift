@@ -58,19 +58,38 @@ public final class DigestPool: @unchecked Sendable {
         }
     }
 
-    /// Queues `block` for `state` and returns at once; the queue backs up past its high mark.
-    func submit(_ block: [UInt8], to state: DigestState) {
+    /// Queues `block` for its part and returns at once; the queue backs up past its high mark.
+    /// A shared block waits, and the part's blocks behind it, until it is attached.
+    func submit(_ block: DigestBlock) {
+        let state = block.state
         guard let queue = state.queue else { return }
         locked {
             state.blocks.append(block)
             queue.queuedBytes += block.count
             if queue.queuedBytes >= queue.highMark { queue.backedUp = true }
-            if !state.running, !state.scheduled {
-                state.scheduled = true
-                ready.append(state)
-                pthread_cond_signal(workReady)
-            }
+            scheduleIfReady(state)
         }
+    }
+
+    /// A shared block's bytes are pinned (`DigestBlock.attach`, on the loop's thread); `false`
+    /// when its part was abandoned (the caller releases them at once).
+    func attach(_ block: DigestBlock, regions: [UnsafeRawBufferPointer], release: @escaping () -> Void)
+        -> Bool
+    {
+        locked {
+            guard !block.state.cancelled else { return false }
+            block.pin(regions, release: release)
+            scheduleIfReady(block.state)
+            return true
+        }
+    }
+
+    /// Puts `state` in line if its next block can be hashed and no thread has it (under the lock).
+    private func scheduleIfReady(_ state: DigestState) {
+        guard !state.running, !state.scheduled, let next = state.blocks.first, next.isReady else { return }
+        state.scheduled = true
+        ready.append(state)
+        pthread_cond_signal(workReady)
     }
 
     /// The part's last block is queued; returns whether all its blocks are hashed already
@@ -91,8 +110,10 @@ public final class DigestPool: @unchecked Sendable {
     /// Drops what is still queued for `state` (its part was abandoned, ended or not).
     func cancel(_ state: DigestState) {
         guard let queue = state.queue else { return }
+        var pinned: [DigestBlock] = []
         let wake = locked {
             let dropped = state.blocks.reduce(0) { $0 + $1.count }
+            pinned = state.blocks.filter(\.isShared)
             state.blocks.removeAll()
             state.cancelled = true
             if state.scheduled {
@@ -105,6 +126,8 @@ public final class DigestPool: @unchecked Sendable {
             }
             return queue.drained(dropped)
         }
+        // On the loop's thread (cancel is its call): the pins can go now.
+        for block in pinned { block.unpin() }
         if wake { queue.signal() }
     }
 
@@ -152,14 +175,19 @@ public final class DigestPool: @unchecked Sendable {
         state.running = true
         let block = state.blocks.removeFirst()
         pthread_mutex_unlock(lock)
-        block.withUnsafeBytes { state.update($0) }
+        block.hash()
         pthread_mutex_lock(lock)
         state.running = false
         guard let queue = state.queue else { return nil }
         var wake = queue.drained(block.count)
+        if block.isShared {
+            // Its pin goes back on the loop's thread; an abandoned part's loop may not come
+            // back to the queue on its own, so it is woken for it.
+            queue.hashed.append(block)
+            if state.cancelled { wake = true }
+        }
         if !state.blocks.isEmpty {
-            state.scheduled = true
-            ready.append(state)
+            scheduleIfReady(state)
         } else if state.ended, !state.cancelled {
             wake = true
         }

@@ -19,6 +19,8 @@ public final class DigestQueue: @unchecked Sendable {
     // Under the pool's lock.
     var queuedBytes = 0
     var backedUp = false
+    /// Shared blocks hashed, whose pins go back on the loop's thread (`releaseHashed`).
+    var hashed: [DigestBlock] = []
 
     /// Creates the queue of one loop thread.
     ///
@@ -40,6 +42,14 @@ public final class DigestQueue: @unchecked Sendable {
 
     /// The bytes queued and not yet hashed.
     public var queued: Int { pool.locked { queuedBytes } }
+
+    /// Gives back the pins of the shared blocks hashed so far; call on the loop's thread (the
+    /// pipelines do, and the loop's progress signal should).
+    public func releaseHashed() {
+        var done: [DigestBlock] = []
+        pool.locked { swap(&done, &hashed) }
+        for block in done { block.unpin() }
+    }
 
     /// `count` queued bytes were hashed or dropped (under the pool's lock); returns whether the
     /// queue just stopped being backed up.

@@ -18,7 +18,7 @@ final class DigestState: @unchecked Sendable {
     /// The queue whose bytes and signal the blocks count against (nil: hashed inline only).
     let queue: DigestQueue?
     // The pool's bookkeeping, under its lock.
-    var blocks: [[UInt8]] = []
+    var blocks: [DigestBlock] = []
     var running = false
     var scheduled = false
     /// The part has ended: the thread that hashes the last block signals the queue.

@@ -1,10 +1,12 @@
 /// Computes the configured digests of one part as its bytes stream by, without ever waiting.
 ///
 /// The first `offloadThreshold` bytes are hashed inline. Past that (a large file), when a
-/// `DigestQueue` is given and its pool admits the part, the bytes are copied in 256 KiB blocks
-/// to the pool's threads, so that hashing overlaps with reading, parsing and forwarding
-/// instead of adding to them (SHA-256 runs at about 1.3 GB/s here, as fast as the proxy moves
-/// bytes). `end()` says whether the results are ready; if not, the queue signals when they are.
+/// `DigestQueue` is given and its pool admits the part, the bytes go to the pool's threads, so
+/// that hashing overlaps with reading, parsing and forwarding instead of adding to them
+/// (SHA-256 runs at about 1.3 GB/s here, as fast as the proxy moves bytes): by reference when
+/// the sink forwards them as the input's own chains (`share`), else copied in 256 KiB blocks
+/// (`update`). `end()` says whether the results are ready; if not, the queue signals when
+/// they are.
 final class PartDigests {
     private let state: DigestState
     private let offloadThreshold: Int64
@@ -30,18 +32,38 @@ final class PartDigests {
         if isOffloaded, !complete { state.queue?.pool.cancel(state) }
     }
 
+    /// Whether the next `count` bytes go to the pool (the part is offloaded once it grows past
+    /// `offloadThreshold` and the pool admits it); if not, `update` hashes them inline.
+    func offloads(_ count: Int) -> Bool {
+        if isOffloaded { return true }
+        if inline || state.size + Int64(count) <= offloadThreshold { return false }
+        guard let queue = state.queue, queue.pool.admit(queue) else {
+            inline = true
+            return false
+        }
+        isOffloaded = true
+        return true
+    }
+
+    /// A block for the next `count` offloaded bytes, for a sink to share
+    /// (`ByteSink.write(_:sharingWith:)`); `share` queues it if the sink said it would.
+    func sharedBlock(_ count: Int) -> DigestBlock {
+        DigestBlock(sharing: count, of: state)
+    }
+
+    /// Queues a block the sink shares, after the bytes copied before it.
+    func share(_ block: DigestBlock) {
+        precondition(isOffloaded && !ended, "a shared block for a part not offloaded")
+        guard let queue = state.queue else { return }
+        queue.releaseHashed()
+        submitPending()
+        queue.pool.submit(block)
+    }
+
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        if !isOffloaded {
-            if inline || state.size + Int64(bytes.count) <= offloadThreshold {
-                return state.update(bytes)
-            }
-            guard let queue = state.queue, queue.pool.admit(queue) else {
-                inline = true
-                return state.update(bytes)
-            }
-            isOffloaded = true
-        }
+        guard offloads(bytes.count) else { return state.update(bytes) }
+        state.queue?.releaseHashed()
         var rest = bytes
         while !rest.isEmpty {
             if pending.isEmpty { pending.reserveCapacity(Self.blockSize) }
@@ -54,7 +76,7 @@ final class PartDigests {
 
     private func submitPending() {
         guard !pending.isEmpty, let pool = state.queue?.pool else { return }
-        pool.submit(pending, to: state)
+        pool.submit(DigestBlock(copying: pending, of: state))
         pending = []
     }
 
@@ -64,6 +86,7 @@ final class PartDigests {
         precondition(!ended, "a part ends once")
         ended = true
         guard isOffloaded, let pool = state.queue?.pool else { return true }
+        state.queue?.releaseHashed()
         submitPending()
         complete = pool.end(state)
         return complete
@@ -72,7 +95,10 @@ final class PartDigests {
     /// Whether the part ended and its digests are computed.
     var isComplete: Bool {
         guard ended else { return false }
-        if !complete, isOffloaded, let pool = state.queue?.pool { complete = pool.isComplete(state) }
+        if !complete, isOffloaded, let pool = state.queue?.pool {
+            state.queue?.releaseHashed()
+            complete = pool.isComplete(state)
+        }
         return !isOffloaded || complete
     }
 

@@ -38,6 +38,20 @@ struct PipelineOutput<Sink: ByteSink>: ByteSink {
         }
     }
 
+    /// Writes `bytes` as `write(_:)` does, sharing them with `reader` when the sink can (never
+    /// while holding: held bytes are copied).
+    mutating func write(_ bytes: UnsafeRawBufferPointer, sharingWith reader: any SharedBytesReader) -> Bool {
+        guard bytes.count > 0, segments.isEmpty else {
+            write(bytes)
+            return false
+        }
+        written += Int64(bytes.count)
+        if toDeferred {
+            return deferred?.write(bytes, sharingWith: reader) ?? false
+        }
+        return sink.write(bytes, sharingWith: reader)
+    }
+
     private mutating func keep(_ bytes: UnsafeRawBufferPointer) {
         heldBytes += bytes.count
         if case .bytes(let destination) = segments[segments.count - 1].kind, destination == toDeferred {
