@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// What to do with a decision Redis could not make (slow, down, or a reply that makes no
 /// sense): `redis.on_error`.
 public enum RedisFailurePolicy: String, Sendable, Equatable, CaseIterable {
@@ -105,27 +107,11 @@ public struct RedisSettings: Sendable, Equatable {
             }
             rest = rest[..<slash]
         }
-        var host = rest
-        var port = 6379
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else {
-                return .failure(URLProblem("unclosed [ in the host"))
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":"), let number = Int(after.dropFirst()), (1...65_535).contains(number)
-                else {
-                    return .failure(URLProblem("expected a port from 1 to 65535 after the host"))
-                }
-                port = number
-            }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(number) else {
-                return .failure(URLProblem("expected a port from 1 to 65535 after the host"))
-            }
-            port = number
+        let host: Substring
+        let port: Int
+        switch HostPort.split(rest, defaultPort: 6379) {
+        case .success(let split): (host, port) = split
+        case .failure(let problem): return .failure(URLProblem(problem.description))
         }
         guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == "@" || $0.isWhitespace }) else {
             return .failure(URLProblem("expected a host"))

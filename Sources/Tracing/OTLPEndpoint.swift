@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Where an OTLP/HTTP collector listens: `http://HOST[:PORT][/PATH]`.
 public struct OTLPEndpoint: Hashable, Sendable, CustomStringConvertible {
     /// A name or an address (an IPv6 one without brackets).
@@ -51,27 +53,11 @@ public struct OTLPEndpoint: Hashable, Sendable, CustomStringConvertible {
         guard !rest.contains("@") else {
             return .failure(URLProblem("credentials in the URL are not supported"))
         }
-        var host = rest
-        var port = 80
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else {
-                return .failure(URLProblem("unclosed [ in the host"))
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            let after = rest[rest.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":"), let number = Int(after.dropFirst()), (1...65_535).contains(number)
-                else {
-                    return .failure(URLProblem("expected a port from 1 to 65535 after the host"))
-                }
-                port = number
-            }
-        } else if let colon = rest.lastIndex(of: ":") {
-            host = rest[..<colon]
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65_535).contains(number) else {
-                return .failure(URLProblem("expected a port from 1 to 65535 after the host"))
-            }
-            port = number
+        let host: Substring
+        let port: Int
+        switch HostPort.split(rest, defaultPort: 80) {
+        case .success(let split): (host, port) = split
+        case .failure(let problem): return .failure(URLProblem(problem.description))
         }
         guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "[" || $0 == "]" })
         else {
