@@ -18,20 +18,16 @@ import Testing
     final class Shared {
         var pieces: [[UnsafeRawBufferPointer]] = []
         var releases: [() -> Void] = []
-        var declared = 0
-        var released = 0
     }
 
     struct SharingSink: ByteSink {
         let destination: Loan.Destination
         let shared: Shared
 
+        /// Copies or moves, as the plain loan sink does.
         mutating func write(_ bytes: UnsafeRawBufferPointer) {
-            if destination.loan.isOpen {
-                destination.loan.write(bytes, to: destination.output.buffer)
-            } else {
-                destination.output.buffer.add(bytes)
-            }
+            var plain = Loan.LoanSink(destination: destination)
+            plain.write(bytes)
         }
 
         /// Shares through the loan, as the proxy's body sink does.
@@ -41,12 +37,10 @@ import Testing
                 return false
             }
             let shared = self.shared
-            let sharing = destination.loan.write(bytes, to: destination.output.buffer) { regions, release in
+            return destination.loan.write(bytes, to: destination.output.buffer) { regions, release in
                 shared.pieces.append(regions)
                 shared.releases.append(release)
             }
-            if sharing { shared.declared += bytes.count }
-            return sharing
         }
     }
 
@@ -89,18 +83,8 @@ import Testing
         do {
             let input = Loan.input(body, splits: splits, trailing: [])
             let destination = Loan.Destination(maximumMoves: maximumMoves)
-            var parser = try! MultipartParser(boundary: Loan.boundary)
             var handler = Reencoder(sink: SharingSink(destination: destination, shared: shared))
-            destination.loan.open(input.buffer)
-            var offset = 0
-            input.buffer.forEachChunk(limit: body.count) { chunk in
-                destination.loan.lend(chunk, at: offset)
-                try! parser.feed(chunk, into: &handler)
-                offset += chunk.count
-                return true
-            }
-            try! parser.finish(into: &handler)
-            destination.loan.settle(used: body.count)
+            Loan.parse(body.count, of: input, through: destination, into: &handler)
             output = destination.output.buffer.remove(destination.output.buffer.count)
             declared = handler.sharedBytes
         }

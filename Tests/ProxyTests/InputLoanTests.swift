@@ -100,23 +100,32 @@ import Testing
     {
         let input = input(body, splits: splits, trailing: trailing)
         let destination = Destination(maximumMoves: maximumMoves)
-        var parser = try! MultipartParser(boundary: boundary)
         var handler = Reencoder(sink: LoanSink(destination: destination))
+        parse(body.count, of: input, through: destination, into: &handler)
+        let output = destination.output.buffer.remove(destination.output.buffer.count)
+        return (
+            output, input.buffer.remove(input.buffer.count), destination.loan.movedBytes,
+            destination.loan.moves
+        )
+    }
+
+    /// Parses the first `count` bytes of `input` into `handler` chunk by chunk, under a loan
+    /// that `destination`'s writes go through, and settles it.
+    static func parse(
+        _ count: Int, of input: OwnedEvBuffer, through destination: Destination,
+        into handler: inout some MultipartEventHandler
+    ) {
+        var parser = try! MultipartParser(boundary: boundary)
         destination.loan.open(input.buffer)
         var offset = 0
-        input.buffer.forEachChunk(limit: body.count) { chunk in
+        input.buffer.forEachChunk(limit: count) { chunk in
             destination.loan.lend(chunk, at: offset)
             try! parser.feed(chunk, into: &handler)
             offset += chunk.count
             return true
         }
         try! parser.finish(into: &handler)
-        destination.loan.settle(used: body.count)
-        let output = destination.output.buffer.remove(destination.output.buffer.count)
-        return (
-            output, input.buffer.remove(input.buffer.count), destination.loan.movedBytes,
-            destination.loan.moves
-        )
+        destination.loan.settle(used: count)
     }
 
     /// What the copying path writes for `body`.
