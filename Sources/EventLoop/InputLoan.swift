@@ -92,9 +92,10 @@ public struct InputLoan {
 
     /// Writes `bytes` to `target` as `write(_:to:)` does and, when they move, shares them with
     /// `sharer` (called at `settle`); returns whether they will be shared (else they were
-    /// copied and `sharer` is never called).
+    /// copied and `sharer` is never called). `sharer` is evaluated only when the bytes move:
+    /// a copy makes no closure.
     public mutating func write(
-        _ bytes: UnsafeRawBufferPointer, to target: EvBuffer, sharing sharer: @escaping Sharer
+        _ bytes: UnsafeRawBufferPointer, to target: EvBuffer, sharing sharer: @autoclosure () -> Sharer
     )
         -> Bool
     {
@@ -102,7 +103,7 @@ public struct InputLoan {
             copy(bytes, to: target)
             return false
         }
-        writes.append(.sharedMove(target, offset: offset, count: bytes.count, sharer: sharer))
+        writes.append(.sharedMove(target, offset: offset, count: bytes.count, sharer: sharer()))
         moves += 1
         return true
     }

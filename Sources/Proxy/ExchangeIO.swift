@@ -172,7 +172,8 @@ final class ExchangeIO {
             target.add(bytes)
             return false
         }
-        return loan.write(bytes, to: target) { regions, release in reader.attach(regions, release: release) }
+        return loan.write(
+            bytes, to: target, sharing: { regions, release in reader.attach(regions, release: release) })
     }
 
     /// Moves the staged body bytes to the upstream's output.

@@ -8,7 +8,7 @@ public final class DigestBlock: SharedBytesReader, @unchecked Sendable {
     /// The part the bytes belong to.
     let state: DigestState
     /// The number of bytes.
-    let count: Int
+    private(set) var count: Int
     private let copied: [UInt8]
     // Under the pool's lock, for a shared block.
     private var regions: [UnsafeRawBufferPointer] = []
@@ -30,6 +30,13 @@ public final class DigestBlock: SharedBytesReader, @unchecked Sendable {
         self.count = count
         copied = []
         isReady = false
+    }
+
+    /// Makes an unqueued shared block one for `count` bytes (`PartDigests.sharedBlock` reuses
+    /// a block no sink took).
+    func resize(_ count: Int) {
+        precondition(!isReady && release == nil, "a block resized after it was shared")
+        self.count = count
     }
 
     /// Whether the bytes are pinned by a sink (released on the loop's thread after hashing).

@@ -11,6 +11,8 @@ final class PartDigests {
     private let state: DigestState
     private let offloadThreshold: Int64
     private var pending: [UInt8] = []
+    /// The last block `sharedBlock` made that no sink shared (`sharedBlock`).
+    private var spare: DigestBlock?
     /// The part's blocks go to the pool.
     private(set) var isOffloaded = false
     /// The pool was busy (or there is none) when the part grew large: hashed inline to the end.
@@ -47,13 +49,22 @@ final class PartDigests {
 
     /// A block for the next `count` offloaded bytes, for a sink to share
     /// (`ByteSink.write(_:sharingWith:)`); `share` queues it if the sink said it would.
+    /// A block the sink did not share is kept for the next call (nothing else holds it), so
+    /// a sink that copies costs no allocation per write.
     func sharedBlock(_ count: Int) -> DigestBlock {
-        DigestBlock(sharing: count, of: state)
+        if let spare {
+            spare.resize(count)
+            return spare
+        }
+        let block = DigestBlock(sharing: count, of: state)
+        spare = block
+        return block
     }
 
     /// Queues a block the sink shares, after the bytes copied before it.
     func share(_ block: DigestBlock) {
         precondition(isOffloaded && !ended, "a shared block for a part not offloaded")
+        if block === spare { spare = nil }
         guard let queue = state.queue else { return }
         queue.releaseHashed()
         submitPending()

@@ -37,10 +37,12 @@ import Testing
                 return false
             }
             let shared = self.shared
-            return destination.loan.write(bytes, to: destination.output.buffer) { regions, release in
-                shared.pieces.append(regions)
-                shared.releases.append(release)
-            }
+            return destination.loan.write(
+                bytes, to: destination.output.buffer,
+                sharing: { regions, release in
+                    shared.pieces.append(regions)
+                    shared.releases.append(release)
+                })
         }
     }
 

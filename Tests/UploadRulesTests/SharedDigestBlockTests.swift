@@ -64,6 +64,21 @@ import Testing
         #expect(digests.results().map(\.1) == Queues.inline(content), "content seed \(Queues.seed)")
     }
 
+    /// A block no sink shared is the next call's (a copying sink costs no allocation per
+    /// write); one that was shared is never handed out again.
+    @Test func aBlockNoSinkSharedIsReused() {
+        let pool = Hashing.manualPool()
+        let queue = DigestQueue(pool: pool, signal: QueueSignals().signal)
+        let digests = PartDigests(Queues.algorithms, offloadThreshold: 0, queue: queue)
+        #expect(digests.offloads(100))
+        let unshared = digests.sharedBlock(100)
+        let again = digests.sharedBlock(200)
+        #expect(unshared === again)
+        #expect(again.count == 200)
+        digests.share(again)
+        #expect(digests.sharedBlock(300) !== again)
+    }
+
     /// An abandoned part: a pin attached but not hashed is given back when the part goes; one
     /// attached after it went is given back at once; one being hashed as it goes is given back
     /// through the queue, whose loop is woken for it.
@@ -76,10 +91,10 @@ import Testing
         content.withUnsafeBytes { bytes in
             let piece = { (range: Range<Int>) in UnsafeRawBufferPointer(rebasing: bytes[range]) }
             var digests: PartDigests? = PartDigests(Queues.algorithms, offloadThreshold: 0, queue: queue)
-            let first = digests!.sharedBlock(20_000)
-            let second = digests!.sharedBlock(20_000)
             #expect(digests!.offloads(20_000))
+            let first = digests!.sharedBlock(20_000)
             digests!.share(first)
+            let second = digests!.sharedBlock(20_000)
             digests!.share(second)
             first.attach([piece(0..<20_000)], release: pins.release())
             digests = nil
