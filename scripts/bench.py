@@ -1166,8 +1166,11 @@ def write_docs(results, cases, table, tables, parser_table, memory, verified, ti
                   "fed in 64 KiB reads, into a sink that takes bytes as the proxy's upstream output does (file "
                   "content of 2 KiB or more moves as the input's chains, `InputLoan`; heads, delimiters and short "
                   "pieces are copied), against a plain `memmem` scan of the same bytes for the same delimiter, in "
-                  "the same run (medians of 7); case (d) hashes inline and its reference is SHA-256 alone over the "
-                  "same reads (OpenSSL's EVP, SHA-NI here). Allocations per part: heap allocations of one run, after "
+                  "the same run (medians of 7); case (d) hashes on a pool thread, as the proxy hashes a large file, and its reference is SHA-256 alone over the "
+                  "same reads (OpenSSL's EVP, SHA-NI here); case (e) runs 5,000 fields and 5,000 small JPEG-signed "
+                  "files through rules (sniff, rename, a `{uuid}{ext}` file name, an injected field, sha256): the "
+                  "rules' own per-part cost, and what they allocate per file (the new name and the digest are "
+                  "new strings the log keeps). Allocations per part: heap allocations of one run, after "
                   "a warm-up run, counted by `scripts/profile/alloccount.c`, divided by the body's parts.",
                   "", parser_table, ""]
     rounds = ["## Every round", "", "Spread: (highest − lowest) / median.", "",

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A `Content-Disposition` value of a multipart part (RFC 7578 §4.2, RFC 6266).
 ///
 /// Parsing accepts what real clients send when it is unambiguous — unquoted values, raw
@@ -83,6 +89,67 @@ extension ContentDisposition {
     /// `parse(_:)` reading `name` and `filename` into `buffers` (emptied first, their capacity
     /// kept when nothing else holds them).
     public static func parse(_ value: some Collection<UInt8>, reusing buffers: inout ValueBuffers)
+        throws(HTTPCoreError) -> ContentDisposition
+    {
+        if let plain = value.withContiguousStorageIfAvailable({ parsePlain($0, reusing: &buffers) }),
+            let plain
+        {
+            return plain
+        }
+        return try parseGeneral(value, reusing: &buffers)
+    }
+
+    /// The shape nearly every client sends, `form-data; name="…"` and an optional
+    /// `; filename="…"`, each value quoted and plain (no backslash, quote or control byte), read
+    /// in one pass into the result `parseGeneral` gives it; nil for anything else, which
+    /// `parseGeneral` then reads (repairs, other parameters, errors).
+    static func parsePlain(_ value: UnsafeBufferPointer<UInt8>, reusing buffers: inout ValueBuffers)
+        -> ContentDisposition?
+    {
+        guard let base = value.baseAddress else { return nil }
+        let count = value.count
+        var index = 0
+        func expect(_ literal: StaticString) -> Bool {
+            let length = literal.utf8CodeUnitCount
+            guard count - index >= length, memcmp(base + index, literal.utf8Start, length) == 0 else {
+                return false
+            }
+            index += length
+            return true
+        }
+        // A quoted value's content, the opening quote read; the closing one is consumed.
+        func quoted() -> Range<Int>? {
+            let start = index
+            while index < count {
+                let byte = base[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return start..<(index - 1)
+                }
+                if byte == UInt8(ascii: "\\") || ByteClass.isForbiddenInFieldValue(byte) { return nil }
+                index += 1
+            }
+            return nil
+        }
+        guard expect("form-data; name=\""), let name = quoted() else { return nil }
+        var filename: Range<Int>?
+        if index < count {
+            guard expect("; filename=\""), let range = quoted(), index == count else { return nil }
+            filename = range
+        }
+        buffers.name.removeAll(keepingCapacity: true)
+        buffers.name.append(contentsOf: UnsafeBufferPointer(rebasing: value[name]))
+        var result = ContentDisposition(name: buffers.name)
+        if let filename {
+            buffers.filename.removeAll(keepingCapacity: true)
+            buffers.filename.append(contentsOf: UnsafeBufferPointer(rebasing: value[filename]))
+            result.filename = buffers.filename
+        }
+        return result
+    }
+
+    /// The full grammar, with its repairs and refusals (see the type's notes).
+    static func parseGeneral(_ value: some Collection<UInt8>, reusing buffers: inout ValueBuffers)
         throws(HTTPCoreError) -> ContentDisposition
     {
         var scanner = ParameterScanner(value)

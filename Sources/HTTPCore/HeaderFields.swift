@@ -344,19 +344,12 @@ public struct HeaderFields: Equatable, Sendable, Sequence {
     }
 
     /// Whether `bytes[range]` spells `query`, ignoring ASCII case: lengths first, then raw
-    /// bytes, folding case only where they differ.
+    /// bytes eight at a time, folding case only where they differ.
     static func equalsIgnoringCase(
         _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ query: UnsafeBufferPointer<UInt8>
     ) -> Bool {
         guard range.count == query.count else { return false }
-        var offset = 0
-        for index in range {
-            let byte = bytes[index]
-            let other = query[offset]
-            if byte != other, byte.asciiLowercased != other.asciiLowercased { return false }
-            offset += 1
-        }
-        return true
+        return asciiCaseInsensitiveEquals(UnsafeBufferPointer(rebasing: bytes[range]), query)
     }
 
     public static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {

@@ -69,4 +69,16 @@ public enum Hex {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// `encode(_:)` of contiguous bytes, written straight into the string's storage (one
+    /// allocation, none for 7 bytes or fewer).
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (index, byte) in bytes.enumerated() {
+                out[2 * index] = digits[Int(byte >> 4)]
+                out[2 * index + 1] = digits[Int(byte & 15)]
+            }
+            return bytes.count * 2
+        }
+    }
 }

@@ -193,8 +193,13 @@ extension MultipartParser {
         headerLine.removeAll(keepingCapacity: true)
         headerLineCR = false
         headerBytes = 0
-        // The buffers are reused from part to part (a handler that keeps a part's head keeps
-        // its own copy: the next part then starts new ones).
+        // The buffers are reused from part to part. A handler that still holds the last
+        // part's head keeps them (its view stays as it was): this part starts new ones.
+        if isKnownUniquelyReferenced(&head) {
+            head.releaseResults()
+        } else {
+            head = PartHeadFields()
+        }
         headerFields.removeAll(keepingCapacity: true)
         partHeaders = PartHeaderIndex()
         state = .headers

@@ -9,8 +9,9 @@ import HTTPCore
 extension MultipartParser {
     /// Collects header lines (bounded by `partHeaderBytes`) until the empty line.
     ///
-    /// Finds each line end with `memchr` and appends the line in one copy; a CR is allowed
-    /// only right before the LF of a CRLF body.
+    /// Finds each line end with `memchr`. A line that lies whole in the read is validated and
+    /// stored where it is; one split between reads is gathered first. A CR is allowed only
+    /// right before the LF of a CRLF body.
     mutating func scanHeaders(
         _ buffer: UnsafeRawBufferPointer, from start: Int, _ handler: inout some MultipartEventHandler
     ) throws(MultipartError) -> Int {
@@ -40,10 +41,17 @@ extension MultipartParser {
                 throw MultipartError(.limitExceeded(.partHeaderBytes), at: offset(index + room))
             }
             headerBytes += taken
+            // A line that lies whole in this read is taken where it is; only a line split
+            // between reads is gathered in `headerLine`.
+            var inPlace = UnsafeRawBufferPointer(start: nil, count: 0)
             if lineEnd > index {
                 let kept = lineEnd - (crAtEnd ? 1 : 0)
                 headerLineCR = crAtEnd
-                headerLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index..<kept]))
+                if newline != nil, headerLine.isEmpty {
+                    inPlace = UnsafeRawBufferPointer(rebasing: buffer[index..<kept])
+                } else {
+                    headerLine.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index..<kept]))
+                }
             }
             guard newline != nil else { return buffer.count }
             guard headerLineCR == (lineEnding == .crlf) else {
@@ -51,24 +59,36 @@ extension MultipartParser {
             }
             headerLineCR = false
             index = lineEnd + 1
-            if headerLine.isEmpty {
+            if !inPlace.isEmpty {
+                try takeHeaderLine(inPlace.assumingMemoryBound(to: UInt8.self), endingAt: index)
+            } else if headerLine.isEmpty {
                 try beginPart(at: index, &handler)
                 return index
+            } else {
+                // Moved out while it is read (no copy, and still unique when emptied).
+                var gathered: [UInt8] = []
+                swap(&gathered, &headerLine)
+                defer {
+                    gathered.removeAll(keepingCapacity: true)
+                    swap(&gathered, &headerLine)
+                }
+                try gathered.withUnsafeBufferPointer { (line) throws(MultipartError) in
+                    try takeHeaderLine(line, endingAt: index)
+                }
             }
-            try takeHeaderLine(endingAt: index)
-            headerLine.removeAll(keepingCapacity: true)
         }
         return index
     }
 
     /// Validates one header line and appends it to the part's fields, noting which of the
     /// part's own headers it is (`PartHeaderIndex`), so the part's end reads no name twice.
-    mutating func takeHeaderLine(endingAt index: Int) throws(MultipartError) {
-        let lineOffset = offset(index) - Int64(headerLine.count) - (lineEnding == .crlf ? 2 : 1)
+    mutating func takeHeaderLine(_ line: UnsafeBufferPointer<UInt8>, endingAt index: Int)
+        throws(MultipartError)
+    {
+        let lineOffset = offset(index) - Int64(line.count) - (lineEnding == .crlf ? 2 : 1)
         let fieldsSoFar = headerFields.count
         // (colon, valueStart, valueEnd, the first forbidden byte), or a name error.
-        let scanned: Result<(Int, Int, Int, Int?), MultipartError> = headerLine.withUnsafeBufferPointer {
-            line in
+        let scanned: Result<(Int, Int, Int, Int?), MultipartError> = {
             let first = line[0]
             if first == 0x20 || first == 0x09 {
                 return .failure(
@@ -93,12 +113,12 @@ extension MultipartParser {
             while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 {
                 valueEnd -= 1
             }
-            var position = valueStart
-            while position < valueEnd, !ByteClass.isForbiddenInFieldValue(line[position]) { position += 1 }
+            let position = ByteClass.firstForbiddenInFieldValue(
+                line.baseAddress!, from: valueStart, to: valueEnd)
             return .success((colon, valueStart, valueEnd, position < valueEnd ? position : nil))
-        }
+        }()
         let (colon, valueStart, valueEnd, forbidden) = try scanned.get()
-        if valueStart == colon + 1, valueStart < headerLine.count {
+        if valueStart == colon + 1, valueStart < line.count {
             try flag(.headerWithoutSpace, at: lineOffset + Int64(valueStart))
         }
         if let forbidden {
@@ -107,10 +127,10 @@ extension MultipartParser {
         guard fieldsSoFar < limits.headersPerPart else {
             throw MultipartError(.limitExceeded(.headersPerPart), at: lineOffset)
         }
-        headerFields.append(name: headerLine[..<colon], value: headerLine[valueStart..<valueEnd])
-        headerLine.withUnsafeBufferPointer { line in
-            noteHeader(UnsafeBufferPointer(rebasing: line[..<colon]), at: fieldsSoFar)
-        }
+        headerFields.append(
+            name: UnsafeBufferPointer(rebasing: line[..<colon]),
+            value: UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd]))
+        noteHeader(UnsafeBufferPointer(rebasing: line[..<colon]), at: fieldsSoFar)
     }
 
     /// Records what the field at `position`, called `name`, is to the part.
@@ -207,13 +227,11 @@ extension MultipartParser {
         state = .body
         // Built in the event, the locals consumed: a copy here retained and released every
         // buffer of the head once more per part.
-        let declared = contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }
-        handler.handle(
-            .partBegin(
-                PartHead(
-                    index: partCount - 1, headers: headerFields, disposition: consume disposition,
-                    contentType: consume contentType, declaredContentType: consume declared, contentOffset: at
-                )))
+        // The head is a view of `head`, filled in place (its buffers are the parser's).
+        head.disposition = consume disposition
+        head.contentType = consume contentType
+        head.declaredContentType = contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }
+        handler.handle(.partBegin(PartHead(index: partCount - 1, fields: head, contentOffset: at)))
     }
 
     /// Whether a field before `position` is called `name`.

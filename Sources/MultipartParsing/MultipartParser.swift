@@ -93,12 +93,22 @@ public struct MultipartParser {
     var headerLine: [UInt8] = []
     var headerLineCR = false
     var headerBytes = 0
-    var headerFields = HeaderFields()
+    /// The current part's fields and the buffers they are read into: what its `PartHead`
+    /// shows. Refilled for the next part when no head refers to it any more, else replaced
+    /// (`beginHeaders`).
+    var head: PartHeadFields
+    /// The current part's header lines, in `head`.
+    var headerFields: HeaderFields {
+        get { head.headers }
+        _modify { yield &head.headers }
+    }
     /// Where the current part's own headers are in `headerFields`, noted line by line.
     var partHeaders = PartHeaderIndex()
-    /// The buffers a part head's name, file name and declared type are read into, reused by
-    /// the next part once the head that shared them is gone.
-    var valueBuffers = PartValueBuffers()
+    /// The buffers a part head's name, file name and declared type are read into, in `head`.
+    var valueBuffers: PartValueBuffers {
+        get { head.values }
+        _modify { yield &head.values }
+    }
     var partBytes: Int64 = 0
     var partByteLimit: Int64 = 0
     var partLimit = MultipartError.Limit.fieldBytes
@@ -129,8 +139,8 @@ public struct MultipartParser {
     public struct Buffers: Sendable {
         var held: [UInt8] = []
         var headerLine: [UInt8] = []
-        var headerFields = HeaderFields()
-        var values = PartValueBuffers()
+        /// The last parser's part head buffers, when no head refers to them.
+        var head: PartHeadFields?
 
         /// No buffers: a parser given them allocates its own.
         public init() {}
@@ -140,14 +150,22 @@ public struct MultipartParser {
     }
 
     /// Takes this parser's buffers (it must not be used after). They are emptied, their
-    /// capacity kept, by the parser they are given to: by then the part heads that shared them
-    /// are gone. A buffer that grew past `Buffers.keptLimit` (a part head near its limit) is not kept.
+    /// capacity kept, by the parser they are given to. The part head buffers are kept only when
+    /// no part head refers to them any more; a buffer that grew past `Buffers.keptLimit` (a
+    /// part head near its limit) is not kept.
     public mutating func takeBuffers() -> Buffers {
         var buffers = Buffers()
         swap(&buffers.held, &heldBytes)
         if headerLine.capacity <= Buffers.keptLimit { swap(&buffers.headerLine, &headerLine) }
-        if headerFields.capacityBytes <= Buffers.keptLimit { swap(&buffers.headerFields, &headerFields) }
-        if valueBuffers.capacity <= Buffers.keptLimit { swap(&buffers.values, &valueBuffers) }
+        if isKnownUniquelyReferenced(&head), head.headers.capacityBytes <= Buffers.keptLimit,
+            head.values.capacity <= Buffers.keptLimit
+        {
+            head.releaseResults()
+            // Moved, not shared: this parser keeps the spent placeholder, never written to
+            // (a shared `head` is replaced before the parser writes, `beginHeaders`).
+            buffers.head = head
+            head = PartHeadFields.spent
+        }
         return buffers
     }
 
@@ -174,8 +192,9 @@ public struct MultipartParser {
         self.heldBytes = held  // CR LF - - boundary; the delimiter is from the LF on
         swap(&self.headerLine, &buffers.headerLine)
         self.headerLine.removeAll(keepingCapacity: true)
-        swap(&self.valueBuffers, &buffers.values)
-        swap(&self.headerFields, &buffers.headerFields)
+        self.head = buffers.head ?? PartHeadFields()
+        buffers.head = nil
+        if !isKnownUniquelyReferenced(&self.head) { self.head = PartHeadFields() }
         self.headerFields.removeAll(keepingCapacity: true)
         self.headerLine.reserveCapacity(256)
         self.headerFields.reserveCapacity(4)

@@ -10,7 +10,7 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable {
 /// The running digests of one part. Used by one thread at a time: the loop thread's while the
 /// part is small, then a pool thread per queued block (the pool's lock orders the hand-offs).
 final class DigestState: @unchecked Sendable {
-    private var contexts: [(DigestAlgorithm, OpaquePointer)] = []
+    private var contexts: [(algorithm: DigestAlgorithm, context: OpaquePointer, method: OpaquePointer)] = []
     private var crc: UInt = 0
     private let hasCRC: Bool
     private(set) var size: Int64 = 0
@@ -33,21 +33,36 @@ final class DigestState: @unchecked Sendable {
         for algorithm in algorithms {
             let method: OpaquePointer?
             switch algorithm {
-            case .sha256: method = EVP_sha256()
-            case .sha1: method = EVP_sha1()
-            case .md5: method = EVP_md5()
+            case .sha256: method = Self.sha256.pointer
+            case .sha1: method = Self.sha1.pointer
+            case .md5: method = Self.md5.pointer
             case .crc32, .size: method = nil
             }
             if let method, let context = EVP_MD_CTX_new() {
                 EVP_DigestInit_ex(context, method, nil)
-                contexts.append((algorithm, context))
+                contexts.append((algorithm, context, method))
             }
         }
         crc = crc32(0, nil, 0)
     }
 
+    /// A digest method fetched once from the default provider: `EVP_sha256()` and the like are
+    /// fetched again at every `EVP_DigestInit_ex` (a lookup and an allocation per part). A
+    /// fetched `EVP_MD` is immutable, used from any thread.
+    private struct Method: @unchecked Sendable {
+        let pointer: OpaquePointer?
+
+        init(_ name: String, fallback: () -> OpaquePointer?) {
+            pointer = EVP_MD_fetch(nil, name, nil) ?? fallback()
+        }
+    }
+
+    private static let sha256 = Method("SHA256") { EVP_sha256() }
+    private static let sha1 = Method("SHA1") { EVP_sha1() }
+    private static let md5 = Method("MD5") { EVP_md5() }
+
     deinit {
-        for (_, context) in contexts { EVP_MD_CTX_free(context) }
+        for entry in contexts { EVP_MD_CTX_free(entry.context) }
     }
 
     /// Whether every queued block is hashed (under the pool's lock).
@@ -56,7 +71,7 @@ final class DigestState: @unchecked Sendable {
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         size += Int64(bytes.count)
-        for (_, context) in contexts { EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) }
+        for entry in contexts { EVP_DigestUpdate(entry.context, bytes.baseAddress, bytes.count) }
         if hasCRC {
             crc = crc32(crc, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(bytes.count))
         }
@@ -70,12 +85,21 @@ final class DigestState: @unchecked Sendable {
             case .crc32:
                 return (algorithm, "\(crc)")
             default:
-                let context = contexts.first { $0.0 == algorithm }!.1
-                var digest = [UInt8](repeating: 0, count: 64)
-                var length: UInt32 = 0
-                EVP_DigestFinal_ex(context, &digest, &length)
-                return (algorithm, Hex.encode(digest.prefix(Int(length))))
+                let context = contexts.first { $0.algorithm == algorithm }!.context
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { digest in
+                    var length: UInt32 = 0
+                    EVP_DigestFinal_ex(context, digest.baseAddress, &length)
+                    return (algorithm, Hex.encode(UnsafeBufferPointer(rebasing: digest[..<Int(length)])))
+                }
             }
         }
+    }
+
+    /// Starts over for another part, the contexts kept (a part hashed inline only: no pool
+    /// thread ever saw this state).
+    func reset() {
+        for entry in contexts { EVP_DigestInit_ex(entry.context, entry.method, nil) }
+        crc = crc32(0, nil, 0)
+        size = 0
     }
 }

@@ -119,4 +119,17 @@ final class PartDigests {
         precondition(isComplete, "digests read before they were complete")
         return state.finish()
     }
+
+    /// Makes these digests ready for another part of the same algorithms and queue, when the
+    /// part was hashed inline to its end (no pool thread ever held the state); returns whether
+    /// it could. A pipeline keeps one for its next file, so a small file's digests allocate no
+    /// context.
+    func reuse() -> Bool {
+        guard ended, !isOffloaded, spare == nil, pending.isEmpty else { return false }
+        state.reset()
+        inline = false
+        ended = false
+        complete = false
+        return true
+    }
 }

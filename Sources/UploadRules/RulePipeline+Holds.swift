@@ -111,6 +111,7 @@ extension RulePipeline {
             for (algorithm, value) in results {
                 emitField(name: "\(name).\(algorithm.rawValue)", value: value)
             }
+            if digests.reuse() { spareDigests = digests }
             return
         }
         let id = HoldID(rawValue: nextHold)

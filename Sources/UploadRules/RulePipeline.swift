@@ -67,6 +67,8 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     var random = SecureRandom()
     var dropping = false
     var digests: PartDigests?
+    /// The last file's digests, hashed inline and reset (`PartDigests.reuse`), for the next file.
+    var spareDigests: PartDigests?
     /// Where large parts are hashed (nil: every part is hashed inline).
     let hashing: DigestQueue?
     /// Holds not yet released, in output order.
@@ -345,8 +347,12 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         _ part: inout HeldPart, sniffed: String?, headers partHeaders: inout HeaderFields
     ) {
         let declared = Self.declaredType(part.head)
+        // The part's `Content-Type` as written, kept beside `partHeaders` for the record and
+        // the injections (read back from the fields, it was a second copy of the string).
+        var contentType: String?
         if let declared, !part.head.hasInvalidContentType {
             partHeaders.append(name: "Content-Type", value: declared)
+            contentType = declared
         }
         if part.head.isFile {
             // Parsed only for the rules that read it.
@@ -357,6 +363,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 switch policy {
                 case .override:
                     partHeaders.set(name: "Content-Type", value: sniffed)
+                    contentType = sniffed
                 case .keep:
                     break
                 case .rejectMismatch:
@@ -371,6 +378,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
             }
             if part.head.hasInvalidContentType, let sniffed {
                 partHeaders.set(name: "Content-Type", value: sniffed)
+                contentType = sniffed
             }
             if let notAllowed = rules.typeNotAllowed(
                 part: part.name, declared: declaredEssence, sniffed: sniffed)
@@ -379,8 +387,9 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 return
             }
         }
-        if part.head.hasInvalidContentType, !partHeaders.contains("Content-Type") {
+        if part.head.hasInvalidContentType, contentType == nil {
             partHeaders.append(name: "Content-Type", value: "application/octet-stream")
+            contentType = "application/octet-stream"
         }
         part.head.headers.forEachField { name, value in
             if rules.policy.keeps(name) && !Self.isWritten(name) {
@@ -411,7 +420,7 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
                 continue
             }
             pendingBefore.remove(at: pending)
-            emitInjection(injection, values: part.values, contentType: partHeaders["Content-Type"])
+            emitInjection(injection, values: part.values, contentType: contentType)
         }
         output.toDeferred = rules.fieldsFirst && part.head.isFile && deferred != nil
         do throws(MultipartEncodingError) {
@@ -427,10 +436,14 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         appendRecord(
             PartRecord(
                 name: part.name, filename: finalFilename, originalFilename: part.head.filenameString,
-                declaredType: declared, sniffedType: sniffed, contentType: partHeaders["Content-Type"],
+                declaredType: declared, sniffedType: sniffed, contentType: contentType,
                 renamed: part.renamed))
-        digests =
-            part.head.isFile && !rules.digests.isEmpty ? PartDigests(rules.digests, queue: hashing) : nil
+        if part.head.isFile, !rules.digests.isEmpty {
+            digests = spareDigests ?? PartDigests(rules.digests, queue: hashing)
+            spareDigests = nil
+        } else {
+            digests = nil
+        }
         if part.head.isFile { beginStrip(sniffed: sniffed) }
         if part.head.isFile, let inspection = rules.inspection,
             inspection.inspects(records[records.count - 1])
@@ -448,8 +461,18 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
     }
 
     /// The part's `Content-Type` as the client wrote it (header or inline), for the log.
+    ///
+    /// The usual long types are the literals of `commonPartTypes` (a string of more than 15 bytes
+    /// is otherwise an allocation per part).
     static func declaredType(_ head: PartHead) -> String? {
-        head.declaredContentType.map { String(decoding: $0, as: UTF8.self) }
+        guard let bytes = head.declaredContentType else { return nil }
+        if bytes.count > 15 {
+            for common in commonPartTypes
+            where common.utf8.count == bytes.count && common.utf8.elementsEqual(bytes) {
+                return common
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `text` with ASCII letters lowered (an extension; other characters kept as they are,
@@ -487,3 +510,13 @@ public struct RulePipeline<Sink: ByteSink>: MultipartEventHandler {
         }
     }
 }
+
+/// Part types longer than a small string that clients send most (browsers, curl, SDKs).
+let commonPartTypes: [String] = [
+    "application/octet-stream", "application/json", "text/plain;charset=UTF-8",
+    "text/plain; charset=utf-8", "text/plain; charset=UTF-8", "application/x-zip-compressed",
+    "application/vnd.ms-excel", "application/msword", "application/x-msdownload",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+]

