@@ -48,6 +48,39 @@ import Testing
         }
     }
 
+    @Test func digestsReusedForTheNextPartStartOver() {
+        // Known values: "abc" and the empty string (FIPS 180-2, RFC 1321, zlib's crc32).
+        let abc: [String] = [
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "a9993e364706816aba3e25717850c26c9cd0d89d", "900150983cd24fb0d6963f7d28e17f72", "891568578", "3",
+        ]
+        let empty: [String] = [
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "da39a3ee5e6b4b0d3255bfef95601890afd80709", "d41d8cd98f00b204e9800998ecf8427e", "0", "0",
+        ]
+        let digests = PartDigests(Self.all, queue: nil)
+        for (content, expected) in [("abc", abc), ("", empty), ("abc", abc)] {
+            Array(content.utf8).withUnsafeBytes { digests.update($0) }
+            #expect(digests.end())
+            #expect(digests.results().map(\.1) == expected, "\(content)")
+            #expect(digests.reuse())
+        }
+    }
+
+    @Test func anOffloadedPartIsNeverReused() {
+        let pool = DigestPool(threads: 1, startThread: Hashing.startThread)
+        let signals = QueueSignals()
+        let queue = DigestQueue(pool: pool, signal: signals.signal)
+        let digests = PartDigests([.sha256], offloadThreshold: 0, queue: queue)
+        [UInt8](repeating: 1, count: 1000).withUnsafeBytes { digests.update($0) }
+        #expect(digests.isOffloaded)
+        if !digests.end() {
+            while !digests.isComplete { signals.wait() }
+        }
+        _ = digests.results()
+        #expect(!digests.reuse())
+    }
+
     @Test func manyPartsAtOnceAndAbandonedOnes() async {
         let pool = DigestPool(threads: 2, startThread: Hashing.startThread)
         let content = [UInt8](repeating: 0x61, count: 3 << 20)
