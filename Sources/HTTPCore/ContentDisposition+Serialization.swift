@@ -61,6 +61,22 @@ extension ContentDisposition {
         out.append(UInt8(ascii: "\""))
         var start = 0
         var index = 0
+        // Eight bytes at a time while a word holds no `"`, no backslash and no byte under 0x0E
+        // (CR and LF among them): most names have nothing to escape.
+        if let base = value.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while value.count - index >= 8 {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                let quote = word ^ (0x22 &* ones)
+                let backslash = word ^ (0x5C &* ones)
+                let special =
+                    ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+                    | ((word &- 0x0E &* ones) & ~word)
+                if special & highs != 0 { break }
+                index += 8
+            }
+        }
         while index < value.count {
             let escape: StaticString
             switch value[index] {
