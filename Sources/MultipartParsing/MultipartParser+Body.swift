@@ -7,7 +7,8 @@ import CByteSearch
 #endif
 
 extension MultipartParser {
-    /// Streams part content until `\n--boundary`, using `memmem` over the caller's buffer.
+    /// Streams part content until `\n--boundary`, searching the caller's buffer in place
+    /// (`fg_find_soon`: `memchr` over the first bytes, then `memmem`).
     ///
     /// Between buffers it carries only a count: a held CR and how many delimiter bytes matched
     /// at the end of the previous buffer. Those bytes are known (they are the delimiter), so
@@ -46,8 +47,9 @@ extension MultipartParser {
             try emitHeld(
                 cr: cr, count: matched, firstOffset: offset(start) - Int64(matched + (cr ? 1 : 0)), &handler)
         }
+        // A small part's delimiter is found by the probe; a large one's by memmem.
         let found = delimiter.withUnsafeBytes { needle in
-            fg_memmem(base + start, count - start, needle.baseAddress!, needleCount)
+            fg_find_soon(base + start, count - start, needle.baseAddress!, needleCount, 256)
         }
         if let found {
             let position = UnsafeRawPointer(found) - base
