@@ -36,18 +36,54 @@ public struct ByteWriter {
     @inlinable
     public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress else { return }
-        precondition(end - next >= bytes.count, "ByteWriter: past the reserved bytes")
-        next.update(from: base, count: bytes.count)
-        next += bytes.count
+        let count = bytes.count
+        precondition(end - next >= count, "ByteWriter: past the reserved bytes")
+        if count <= 16 {
+            Self.copySmall(UnsafeRawPointer(base), to: UnsafeMutableRawPointer(next), count: count)
+        } else {
+            next.update(from: base, count: count)
+        }
+        next += count
+    }
+
+    /// Copies at most 16 bytes with two (overlapping) loads and stores of a word: the pieces of
+    /// a head (`\r\n`, `; name=`, a short name) cost less than a call to `memmove`. Both words
+    /// are loaded before either is stored.
+    @inlinable @inline(__always)
+    static func copySmall(_ source: UnsafeRawPointer, to target: UnsafeMutableRawPointer, count: Int) {
+        if count >= 8 {
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+        } else {
+            var index = 0
+            while index < count {
+                target.storeBytes(
+                    of: source.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index,
+                    as: UInt8.self)
+                index += 1
+            }
+        }
     }
 
     /// Appends a raw buffer's bytes.
     @inlinable
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
-        precondition(end - next >= bytes.count, "ByteWriter: past the reserved bytes")
-        UnsafeMutableRawPointer(next).copyMemory(from: base, byteCount: bytes.count)
-        next += bytes.count
+        let count = bytes.count
+        precondition(end - next >= count, "ByteWriter: past the reserved bytes")
+        if count <= 16 {
+            Self.copySmall(base, to: UnsafeMutableRawPointer(next), count: count)
+        } else {
+            UnsafeMutableRawPointer(next).copyMemory(from: base, byteCount: count)
+        }
+        next += count
     }
 
     /// Appends a literal's bytes.
