@@ -82,6 +82,7 @@ public struct MultipartEncoder: Sendable {
 
     /// Writes a part head: the delimiter, what `disposition` appends (at most `extra` bytes
     /// with its line's name), `headers`, the blank line.
+    @inline(__always)
     private mutating func writeHead(
         _ headers: HeaderFields, extra: Int, into sink: inout some ByteSink,
         disposition: (inout ByteWriter) -> Void
@@ -153,6 +154,7 @@ public struct MultipartEncoder: Sendable {
     /// Writes a delimiter (`--boundary`, after a CRLF unless it starts the body) and what
     /// `rest` writes after it (at most `room` bytes), built in `scratch` through a
     /// `ByteWriter` (one capacity check, not one per piece) and given to the sink in one call.
+    @inline(__always)
     private mutating func writeDelimited(
         room: Int, into sink: inout some ByteSink, _ rest: (inout ByteWriter) -> Void
     ) {
