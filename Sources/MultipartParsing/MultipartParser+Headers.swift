@@ -231,7 +231,6 @@ extension MultipartParser {
         head.disposition = consume disposition
         head.contentType = consume contentType
         head.declaredContentType = contentTypeValue.flatMap { $0.isEmpty ? nil : $0 }
-        head.noteResults()
         handler.handle(.partBegin(PartHead(index: partCount - 1, fields: head, contentOffset: at)))
     }
 

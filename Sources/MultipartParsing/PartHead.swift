@@ -36,7 +36,6 @@ public struct PartHead: Equatable, Sendable {
         fields.disposition = disposition
         fields.contentType = contentType
         fields.declaredContentType = declaredContentType ?? contentType?.serialized
-        fields.noteResults()
         self.init(index: index, fields: fields, contentOffset: contentOffset)
     }
 
@@ -56,7 +55,7 @@ public struct PartHead: Equatable, Sendable {
     }
 
     /// Whether a `Content-Type` was declared that does not parse.
-    public var hasInvalidContentType: Bool { fields.hasInvalidContentType }
+    public var hasInvalidContentType: Bool { fields.declaredContentType != nil && fields.contentType == nil }
 
     /// The field name bytes (always present on a parsed part).
     public var name: [UInt8] { fields.disposition.name ?? [] }
@@ -70,7 +69,7 @@ public struct PartHead: Equatable, Sendable {
     /// The client's file name as a string.
     public var filenameString: String? { fields.disposition.filenameString }
     /// A part is a file when it carries a `filename` (even an empty one).
-    public var isFile: Bool { fields.isFile }
+    public var isFile: Bool { fields.disposition.filename != nil }
 }
 
 /// A part head's fields and the buffers they are read into: the parser's, filled again for
@@ -84,16 +83,6 @@ final class PartHeadFields: @unchecked Sendable {
     var declaredContentType: [UInt8]?
     /// Where `disposition`'s name and file name and `declaredContentType` are read.
     var values = PartValueBuffers()
-    /// Read from the results by `noteResults()` once they are set: asked several times a part,
-    /// these no longer copy an optional out of the object each time.
-    private(set) var isFile = false
-    private(set) var hasInvalidContentType = false
-
-    /// Notes what the results say (after they are set).
-    func noteResults() {
-        isFile = disposition.filename != nil
-        hasInvalidContentType = declaredContentType != nil && contentType == nil
-    }
 
     /// What a parser whose buffers were taken keeps: shared, so never written to.
     static let spent = PartHeadFields()
@@ -104,7 +93,6 @@ final class PartHeadFields: @unchecked Sendable {
         disposition = ContentDisposition(name: nil as [UInt8]?)
         contentType = nil
         declaredContentType = nil
-        noteResults()
     }
 }
 
