@@ -48,20 +48,33 @@ public enum ByteClass {
     public static func firstForbiddenInFieldValue(_ base: UnsafePointer<UInt8>, from start: Int, to end: Int)
         -> Int
     {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         var position = start
         while end - position >= 8 {
             let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-            // A byte under 0x20, or a zero byte of `word ^ 0x7F…` (a DEL), sets its high bit.
-            let control = (word &- 0x20 &* ones) & ~word & highs
-            let flipped = word ^ (0x7F &* ones)
-            let delete = (flipped &- ones) & ~flipped & highs
-            if control | delete != 0 { break }
+            if Word.hasByte(below: 0x20, in: word) || Word.hasByte(0x7F, in: word) { break }
             position += 8
         }
         while position < end, !isForbiddenInFieldValue(base[position]) { position += 1 }
         return position
+    }
+
+    /// Tests on eight bytes at once (a little-endian word loaded from a buffer). Exact as
+    /// answers: a borrow can mark a byte above a true one, never a word without one.
+    public enum Word {
+        @usableFromInline static var ones: UInt64 { 0x0101_0101_0101_0101 }
+        @usableFromInline static var highs: UInt64 { 0x8080_8080_8080_8080 }
+
+        /// Whether a byte of `word` is under `bound` (at most 0x80).
+        @inlinable
+        public static func hasByte(below bound: UInt8, in word: UInt64) -> Bool {
+            (word &- UInt64(bound) &* ones) & ~word & highs != 0
+        }
+
+        /// Whether a byte of `word` is `byte`.
+        @inlinable
+        public static func hasByte(_ byte: UInt8, in word: UInt64) -> Bool {
+            hasByte(below: 1, in: word ^ (UInt64(byte) &* ones))
+        }
     }
 
     /// The characters after which a backslash in a quoted `Content-Disposition` value is

@@ -64,16 +64,13 @@ extension ContentDisposition {
         // Eight bytes at a time while a word holds no `"`, no backslash and no byte under 0x0E
         // (CR and LF among them): most names have nothing to escape.
         if let base = value.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
             while value.count - index >= 8 {
                 let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                let quote = word ^ (0x22 &* ones)
-                let backslash = word ^ (0x5C &* ones)
-                let special =
-                    ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-                    | ((word &- 0x0E &* ones) & ~word)
-                if special & highs != 0 { break }
+                if ByteClass.Word.hasByte(0x22, in: word) || ByteClass.Word.hasByte(0x5C, in: word)
+                    || ByteClass.Word.hasByte(below: 0x0E, in: word)
+                {
+                    break
+                }
                 index += 8
             }
         }
