@@ -225,8 +225,6 @@ extension MultipartParser {
         partBytes = 0
         insidePart = true
         state = .body
-        // Built in the event, the locals consumed: a copy here retained and released every
-        // buffer of the head once more per part.
         // The head is a view of `head`, filled in place (its buffers are the parser's).
         head.disposition = consume disposition
         head.contentType = consume contentType

@@ -125,7 +125,8 @@ final class PartDigests {
     /// it could. A pipeline keeps one for its next file, so a small file's digests allocate no
     /// context.
     func reuse() -> Bool {
-        guard ended, !isOffloaded, spare == nil, pending.isEmpty else { return false }
+        // A part never offloaded has no spare block and nothing pending.
+        guard ended, !isOffloaded else { return false }
         state.reset()
         inline = false
         ended = false
